@@ -16,3 +16,8 @@
 pub mod cli;
 pub mod exit;
 pub mod pyjson;
+pub mod db;
+pub mod ingest;
+pub mod model;
+pub mod sql;
+pub mod util;

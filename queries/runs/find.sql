@@ -1,0 +1,6 @@
+-- One run's artifact identity, to decide whether an ingest is new, a repeat or a conflict.
+-- Parameters: :run_id
+-- Columns: run_id, artifact_sha256, artifact_name
+SELECT run_id, artifact_sha256, artifact_name
+FROM runs
+WHERE run_id = :run_id

@@ -1,0 +1,206 @@
+//! The project database: the only code that touches a `rusqlite::Connection`.
+//!
+//! Opening sets the pragmas (WAL, busy timeout, foreign keys) and applies the
+//! forward-only migrations in `migrations/`, tracked by `PRAGMA user_version`,
+//! in one transaction. A database written by a newer stormlog is refused.
+pub mod store;
+pub mod tables;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags};
+
+use crate::sql::Query;
+
+/// The migrations, in order; `user_version` is the number applied.
+const MIGRATIONS: &[(&str, &str)] = &[(
+    "0001_initial",
+    include_str!("../../migrations/0001_initial.sql"),
+)];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("{path}: {source}")]
+    Open {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error(
+        "{path}: the database has schema version {found}, newer than this stormlog understands ({SCHEMA_VERSION}); use a newer stormlog"
+    )]
+    TooNew { path: PathBuf, found: i64 },
+    #[error("{path}: migration {name} failed: {source}")]
+    Migration {
+        path: PathBuf,
+        name: &'static str,
+        source: rusqlite::Error,
+    },
+    #[error("query {query}: {source}")]
+    Query {
+        query: &'static str,
+        source: rusqlite::Error,
+    },
+    #[error("{0}")]
+    Other(String),
+}
+
+impl DbError {
+    pub fn query(q: &Query) -> impl FnOnce(rusqlite::Error) -> DbError {
+        let name = q.name;
+        move |source| DbError::Query {
+            query: name,
+            source,
+        }
+    }
+}
+
+/// How a database is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Create when missing, migrate, read and write.
+    ReadWrite,
+    /// Must exist and be current; no writes are possible.
+    ReadOnly,
+}
+
+/// Opens (creating and migrating as needed) the database at `path`.
+pub fn open(path: &Path, mode: Mode) -> Result<Connection, DbError> {
+    let flags = match mode {
+        Mode::ReadWrite => OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
+        Mode::ReadOnly => OpenFlags::SQLITE_OPEN_READ_ONLY,
+    } | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    if mode == Mode::ReadOnly && !path.exists() {
+        return Err(DbError::Other(format!(
+            "{}: no such database; `stormlog ingest` creates it",
+            path.display()
+        )));
+    }
+    let conn = Connection::open_with_flags(path, flags).map_err(|source| DbError::Open {
+        path: path.to_owned(),
+        source,
+    })?;
+    prepare(conn, path, mode)
+}
+
+/// An in-memory database, migrated (used by `infer analyze` and tests).
+pub fn open_memory() -> Result<Connection, DbError> {
+    let conn = Connection::open_in_memory().map_err(|source| DbError::Open {
+        path: PathBuf::from(":memory:"),
+        source,
+    })?;
+    prepare(conn, Path::new(":memory:"), Mode::ReadWrite)
+}
+
+fn prepare(mut conn: Connection, path: &Path, mode: Mode) -> Result<Connection, DbError> {
+    let open_err = |source| DbError::Open {
+        path: path.to_owned(),
+        source,
+    };
+    conn.busy_timeout(Duration::from_secs(30)).map_err(open_err)?;
+    if mode == Mode::ReadWrite {
+        // WAL lets readers go on while an ingest writes; NORMAL sync is safe in WAL
+        // (a crash loses at most the last transaction, never corrupts).
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(open_err)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(open_err)?;
+    }
+    conn.pragma_update(None, "foreign_keys", true)
+        .map_err(open_err)?;
+    let found: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(open_err)?;
+    if found > SCHEMA_VERSION {
+        return Err(DbError::TooNew {
+            path: path.to_owned(),
+            found,
+        });
+    }
+    if found < SCHEMA_VERSION {
+        if mode == Mode::ReadOnly {
+            return Err(DbError::Other(format!(
+                "{}: the database has schema version {found}; open it once with a writing command (e.g. `stormlog ingest`) to migrate it to {SCHEMA_VERSION}",
+                path.display()
+            )));
+        }
+        migrate(&mut conn, path, found)?;
+    }
+    Ok(conn)
+}
+
+fn migrate(conn: &mut Connection, path: &Path, from: i64) -> Result<(), DbError> {
+    // IMMEDIATE: two processes opening a fresh database at once must not both migrate.
+    let tx = conn
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(|source| DbError::Open {
+            path: path.to_owned(),
+            source,
+        })?;
+    let now: i64 = tx
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(|source| DbError::Open {
+            path: path.to_owned(),
+            source,
+        })?;
+    let start = now.max(from);
+    for (i, (name, sql)) in MIGRATIONS.iter().enumerate().skip(start as usize) {
+        tx.execute_batch(sql).map_err(|source| DbError::Migration {
+            path: path.to_owned(),
+            name,
+            source,
+        })?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)
+            .map_err(|source| DbError::Migration {
+                path: path.to_owned(),
+                name,
+                source,
+            })?;
+    }
+    tx.commit().map_err(|source| DbError::Open {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_registered_query_prepares() {
+        let conn = open_memory().unwrap();
+        for q in crate::sql::ALL {
+            if let Err(e) = conn.prepare(q.sql) {
+                panic!("query {} does not prepare: {e}", q.name);
+            }
+        }
+    }
+
+    #[test]
+    fn newer_database_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.db");
+        {
+            let conn = open(&path, Mode::ReadWrite).unwrap();
+            conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+                .unwrap();
+        }
+        let err = open(&path, Mode::ReadWrite).unwrap_err().to_string();
+        assert!(err.contains("newer than this stormlog"), "{err}");
+    }
+
+    #[test]
+    fn migration_is_recorded() {
+        let conn = open_memory().unwrap();
+        let v: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, SCHEMA_VERSION);
+    }
+}

@@ -1,0 +1,260 @@
+//! Writing a run's rows and reading them back (the only place that knows the
+//! row layout of the typed tables besides the queries themselves).
+use rusqlite::types::Value as Sql;
+use rusqlite::{params_from_iter, Connection, Statement};
+use serde_json::{Map, Value};
+
+use super::tables::{self, split, Col, TableSpec, TABLES};
+use super::DbError;
+use crate::ingest::decode::Contexts;
+use crate::model::{Request, RunData, SystemSample};
+use crate::sql;
+
+/// Where a raw record is stored.
+pub fn table_for(raw: &Map<String, Value>, transport: bool) -> Option<&'static TableSpec> {
+    let et = raw.get("event_type").and_then(Value::as_str)?;
+    if et == "infer.request" {
+        // Version-2 requests are the vLLM hook's executions, not client requests.
+        let v2 = transport || raw.get("schema_version").and_then(Value::as_i64) == Some(2);
+        if v2 {
+            return None;
+        }
+    }
+    TABLES.iter().find(|t| t.event_type == et)
+}
+
+/// Prepared inserts for one ingest transaction.
+pub struct Writer<'c> {
+    run_id: String,
+    inserts: Vec<Statement<'c>>,
+    record: Statement<'c>,
+    context: Statement<'c>,
+}
+
+impl<'c> Writer<'c> {
+    pub fn new(conn: &'c Connection, run_id: &str) -> Result<Self, DbError> {
+        let mut inserts = Vec::with_capacity(TABLES.len());
+        for t in TABLES {
+            inserts.push(conn.prepare(t.insert.sql).map_err(DbError::query(&t.insert))?);
+        }
+        Ok(Writer {
+            run_id: run_id.to_owned(),
+            inserts,
+            record: conn.prepare(sql::INGEST_INSERT_RECORD.sql).map_err(DbError::query(&sql::INGEST_INSERT_RECORD))?,
+            context: conn.prepare(sql::INGEST_INSERT_CONTEXT.sql).map_err(DbError::query(&sql::INGEST_INSERT_CONTEXT))?,
+        })
+    }
+
+    pub fn context(&mut self, seq: i64, id: &str, context: &Value) -> Result<(), DbError> {
+        self.context
+            .execute(rusqlite::params![self.run_id, seq, id, context.to_string()])
+            .map_err(DbError::query(&sql::INGEST_INSERT_CONTEXT))?;
+        Ok(())
+    }
+
+    pub fn record(&mut self, seq: i64, raw: &Map<String, Value>, transport: bool) -> Result<(), DbError> {
+        let Some(spec) = table_for(raw, transport) else {
+            let et = raw.get("event_type").and_then(Value::as_str);
+            self.record
+                .execute(rusqlite::params![self.run_id, seq, et, Value::Object(raw.clone()).to_string()])
+                .map_err(DbError::query(&sql::INGEST_INSERT_RECORD))?;
+            return Ok(());
+        };
+        let idx = TABLES.iter().position(|t| std::ptr::eq(t, spec)).unwrap_or(0);
+        let enc = split(spec, raw);
+        let mut params: Vec<Sql> = Vec::with_capacity(enc.fields.len() + 6);
+        params.push(Sql::Text(self.run_id.clone()));
+        params.push(Sql::Integer(seq));
+        if spec.table == "vllm_spans" {
+            params.push(Sql::Null);
+        }
+        if spec.table == "requests" {
+            let view = Request::from_record(seq, raw);
+            params.push(Sql::Text(view.case_key));
+            params.push(Sql::Text(view.status));
+        }
+        params.push(enc.schema_version);
+        params.extend(enc.fields);
+        params.push(enc.extra.map_or(Sql::Null, Sql::Text));
+        self.inserts[idx]
+            .execute(params_from_iter(params))
+            .map_err(DbError::query(&spec.insert))?;
+        Ok(())
+    }
+}
+
+/// Reads every row of `spec` for the run: (seq, rebuilt raw record, row columns).
+fn load_table(conn: &Connection, spec: &TableSpec, run_id: &str, mut each: impl FnMut(i64, &[Sql], Option<&str>, &Sql)) -> Result<(), DbError> {
+    let mut stmt = conn.prepare(spec.load.sql).map_err(DbError::query(&spec.load))?;
+    let n = spec.fields.len();
+    let mut rows = stmt.query(rusqlite::named_params! {":run_id": run_id}).map_err(DbError::query(&spec.load))?;
+    let mut fields: Vec<Sql> = Vec::with_capacity(n);
+    while let Some(row) = rows.next().map_err(DbError::query(&spec.load))? {
+        let seq: i64 = row.get(0).map_err(DbError::query(&spec.load))?;
+        let sv: Sql = row.get(1).map_err(DbError::query(&spec.load))?;
+        fields.clear();
+        for i in 0..n {
+            fields.push(row.get(2 + i).map_err(DbError::query(&spec.load))?);
+        }
+        let extra: Option<String> = row.get(2 + n).map_err(DbError::query(&spec.load))?;
+        each(seq, &fields, extra.as_deref(), &sv);
+    }
+    Ok(())
+}
+
+/// The raw records of a run, every table merged back into file order, with the
+/// context definitions (for export). Each item: (seq, raw record).
+pub fn raw_records(conn: &Connection, run_id: &str) -> Result<Vec<(i64, Value)>, DbError> {
+    let mut out: Vec<(i64, Value)> = Vec::new();
+    for spec in TABLES {
+        load_table(conn, spec, run_id, |seq, fields, extra, sv| {
+            out.push((seq, Value::Object(tables::rebuild(spec, sv, fields, extra))));
+        })?;
+    }
+    let q = &sql::LOAD_RECORDS;
+    let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
+    let rows = stmt
+        .query_map(rusqlite::named_params! {":run_id": run_id}, |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+        .map_err(DbError::query(q))?;
+    for row in rows {
+        let (seq, body) = row.map_err(DbError::query(q))?;
+        let v: Value = serde_json::from_str(&body).map_err(|e| DbError::Other(format!("records row {seq}: {e}")))?;
+        out.push((seq, v));
+    }
+    let q = &sql::LOAD_CONTEXTS;
+    let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
+    let rows = stmt
+        .query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
+        })
+        .map_err(DbError::query(q))?;
+    for row in rows {
+        let (seq, id, ctx) = row.map_err(DbError::query(q))?;
+        let ctx: Value = serde_json::from_str(&ctx).map_err(|e| DbError::Other(format!("context {id}: {e}")))?;
+        out.push((
+            seq,
+            serde_json::json!({"schema_version": 4, "event_type": "infer.context", "context_id": id, "context": ctx}),
+        ));
+    }
+    out.sort_by_key(|(seq, _)| *seq);
+    Ok(out)
+}
+
+/// Loads a run for analysis: typed requests and samples, every other record decoded.
+pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
+    let mut contexts = Contexts::default();
+    {
+        let q = &sql::LOAD_CONTEXTS;
+        let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
+        let rows = stmt
+            .query_map(rusqlite::named_params! {":run_id": run_id}, |r| Ok((r.get::<_, String>(1)?, r.get::<_, String>(2)?)))
+            .map_err(DbError::query(q))?;
+        for row in rows {
+            let (id, ctx) = row.map_err(DbError::query(q))?;
+            let ctx: Value = serde_json::from_str(&ctx).map_err(|e| DbError::Other(format!("context {id}: {e}")))?;
+            contexts.insert(id, ctx);
+        }
+    }
+    let mut data = RunData {
+        run_id: run_id.to_owned(),
+        ..Default::default()
+    };
+    for spec in TABLES {
+        match spec.table {
+            "requests" => load_table(conn, spec, run_id, |seq, fields, extra, _| {
+                data.requests.push(request_from_row(spec, seq, fields, extra));
+            })?,
+            "system_samples" => load_table(conn, spec, run_id, |seq, fields, extra, _| {
+                let mut s = SystemSample { seq, ..Default::default() };
+                for ((key, _), v) in spec.fields.iter().zip(fields) {
+                    if let Sql::Integer(i) = v {
+                        match *key {
+                            "timestamp_ns" => s.timestamp_ns = Some(*i),
+                            "device_used_bytes" => s.device_used_bytes = Some(*i),
+                            "process_rss_bytes" => s.process_rss_bytes = Some(*i),
+                            _ => {}
+                        }
+                    }
+                }
+                if let Some(Value::Object(extra)) = extra.and_then(|e| serde_json::from_str(e).ok()) {
+                    for (k, v) in &extra {
+                        s.apply(k, v);
+                    }
+                }
+                data.samples.push(s);
+            })?,
+            _ => load_table(conn, spec, run_id, |seq, fields, extra, sv| {
+                let raw = tables::rebuild(spec, sv, fields, extra);
+                data.records.push((seq, Value::Object(contexts.expand(&raw))));
+            })?,
+        }
+    }
+    let q = &sql::LOAD_RECORDS;
+    let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
+    let rows = stmt
+        .query_map(rusqlite::named_params! {":run_id": run_id}, |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+        .map_err(DbError::query(q))?;
+    for row in rows {
+        let (seq, body) = row.map_err(DbError::query(q))?;
+        let v: Map<String, Value> = serde_json::from_str(&body).map_err(|e| DbError::Other(format!("records row {seq}: {e}")))?;
+        data.records.push((seq, Value::Object(contexts.expand(&v))));
+    }
+    data.records.sort_by_key(|(seq, _)| *seq);
+    data.requests.sort_by_key(|r| r.seq);
+    data.samples.sort_by_key(|s| s.seq);
+    Ok(data)
+}
+
+/// The analysis view of a request row: columns hold exact JSON values of their
+/// type, so they translate directly; `extra` carries everything else.
+fn request_from_row(spec: &TableSpec, seq: i64, fields: &[Sql], extra: Option<&str>) -> Request {
+    let mut r = Request::empty(seq);
+    for ((key, col), v) in spec.fields.iter().zip(fields) {
+        if matches!(v, Sql::Null) {
+            continue;
+        }
+        match (*key, col, v) {
+            ("case_id", _, Sql::Text(s)) => r.case_key = s.clone(),
+            ("status", _, Sql::Text(s)) => r.status = s.clone(),
+            ("phase", _, Sql::Text(s)) => r.phase = Some(s.clone()),
+            ("session_id", _, Sql::Text(s)) => r.session_id = Value::String(s.clone()),
+            ("request_id", _, Sql::Text(s)) => r.request_id = Value::String(s.clone()),
+            ("x_request_id", _, Sql::Text(s)) => r.x_request_id = Value::String(s.clone()),
+            ("prompt_digest", _, Sql::Text(s)) => r.prompt_digest = Value::String(s.clone()),
+            ("output_token_source", _, Sql::Text(s)) => r.output_token_source = s.clone(),
+            ("arrival_mode", _, Sql::Text(s)) => r.arrival_mode = s.clone(),
+            ("prompt_mode", _, Sql::Text(s)) => r.prompt_mode = s.clone(),
+            ("task", _, Sql::Text(s)) => r.task = Some(s.clone()),
+            ("request_index", _, Sql::Integer(i)) => r.request_index = Some(*i),
+            ("started_at_ns", _, Sql::Integer(i)) => r.started_at_ns = Some(*i),
+            ("ended_at_ns", _, Sql::Integer(i)) => r.ended_at_ns = Some(*i),
+            ("intended_at_ns", _, Sql::Integer(i)) => r.intended_at_ns = Some(*i),
+            ("prefix_group", _, Sql::Integer(i)) => r.prefix_group = Value::from(*i),
+            ("prompt_tokens", _, Sql::Integer(i)) => r.prompt_tokens = Some(*i as f64),
+            ("output_tokens", _, Sql::Integer(i)) => {
+                r.output_tokens = Some(*i as f64);
+                r.output_tokens_is_int = true;
+            }
+            ("total_tokens", _, Sql::Integer(i)) => r.total_tokens = Some(*i as f64),
+            ("in_flight_at_dispatch", _, Sql::Integer(i)) => r.in_flight_at_dispatch = Some(*i as f64),
+            ("shared_prefix_tokens", _, Sql::Integer(i)) => r.shared_prefix_tokens = Some(*i as f64),
+            ("e2e_latency_ms", Col::Real, Sql::Real(f)) => r.e2e_latency_ms = Some(*f),
+            ("ttft_ms", Col::Real, Sql::Real(f)) => r.ttft_ms = Some(*f),
+            ("first_chunk_latency_ms", Col::Real, Sql::Real(f)) => r.first_chunk_latency_ms = Some(*f),
+            ("dispatch_lag_ms", Col::Real, Sql::Real(f)) => r.dispatch_lag_ms = Some(*f),
+            ("stream", _, Sql::Integer(i)) => r.stream = *i != 0,
+            ("held_for_slot", _, Sql::Integer(i)) => r.held_for_slot = *i != 0,
+            ("chunk_interarrival_ms", _, Sql::Blob(b)) => {
+                r.chunk_gaps = tables::f64s(b).collect();
+                r.chunk_list_len = r.chunk_gaps.len();
+            }
+            _ => {}
+        }
+    }
+    if let Some(Value::Object(extra)) = extra.and_then(|e| serde_json::from_str(e).ok()) {
+        for (k, v) in &extra {
+            r.apply(k, v);
+        }
+    }
+    r
+}

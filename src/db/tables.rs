@@ -1,0 +1,253 @@
+//! How records map onto the typed tables: which JSON key goes to which column,
+//! and the rule that keeps ingest lossless.
+//!
+//! A column holds a field's value only when the column gives the same JSON back
+//! (a string in a TEXT column, an integer in an INTEGER column, ...). Every other
+//! key of the record (no column, a value of another type, `null`) goes to the
+//! row's `extra` JSON object, which wins when the record is rebuilt. So a record
+//! always comes back equal to the one read (key order and number spelling aside).
+use rusqlite::types::Value as Sql;
+use serde_json::{Map, Value};
+
+use crate::pyjson;
+use crate::sql::{self, Query};
+
+/// The storage class of a field column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Col {
+    /// TEXT: a JSON string.
+    Text,
+    /// INTEGER: a JSON integer within i64.
+    Int,
+    /// REAL: a finite JSON number.
+    Real,
+    /// INTEGER 0/1: a JSON boolean.
+    Bool,
+    /// TEXT: any non-null JSON value, serialised.
+    Json,
+    /// BLOB of little-endian f64: a list of finite numbers.
+    RealList,
+}
+
+/// A typed table and the record type stored in it.
+#[derive(Debug)]
+pub struct TableSpec {
+    pub table: &'static str,
+    pub event_type: &'static str,
+    /// Field columns, in the order of the insert parameters that follow the
+    /// fixed leading ones (run_id, seq, [file_id], [derived], schema_version).
+    pub fields: &'static [(&'static str, Col)],
+    pub insert: Query,
+    /// Selects `seq, schema_version, <fields>, extra` for one run.
+    pub load: Query,
+}
+
+// @generated from the column lists of migrations/0001_initial.sql; keep in step with queries/.
+pub const TABLES: &[TableSpec] = &[
+    TableSpec { table: "sessions", event_type: "infer.session", fields: &[("session_id", Col::Text), ("status", Col::Text), ("timestamp_ns", Col::Int), ("config", Col::Json), ("summary", Col::Json)], insert: sql::INSERT_SESSIONS, load: sql::LOAD_SESSIONS },
+    TableSpec { table: "workloads", event_type: "infer.workload", fields: &[("workload_digest", Col::Text), ("seed", Col::Int), ("task", Col::Text), ("cases", Col::Json), ("measurement", Col::Json)], insert: sql::INSERT_WORKLOADS, load: sql::LOAD_WORKLOADS },
+    TableSpec { table: "phase_windows", event_type: "infer.phase_window", fields: &[("session_id", Col::Text), ("case_id", Col::Text), ("phase", Col::Text), ("arrival_mode", Col::Text), ("started_at_ns", Col::Int), ("window_ended_at_ns", Col::Int), ("drained_at_ns", Col::Int), ("scheduled_arrivals", Col::Int), ("scheduled_endpoint_offset_ns", Col::Int), ("stopped_early", Col::Bool), ("prompts_digest", Col::Text)], insert: sql::INSERT_PHASE_WINDOWS, load: sql::LOAD_PHASE_WINDOWS },
+    TableSpec { table: "cache_states", event_type: "infer.cache_state", fields: &[("case_id", Col::Text), ("requested", Col::Text), ("attempted", Col::Bool), ("acknowledged", Col::Bool), ("verified", Col::Text), ("run_kind", Col::Text), ("reason", Col::Text), ("reset", Col::Json)], insert: sql::INSERT_CACHE_STATES, load: sql::LOAD_CACHE_STATES },
+    TableSpec { table: "requests", event_type: "infer.request", fields: &[("session_id", Col::Text), ("request_id", Col::Text), ("x_request_id", Col::Text), ("case_id", Col::Text), ("phase", Col::Text), ("status", Col::Text), ("request_index", Col::Int), ("started_at_ns", Col::Int), ("ended_at_ns", Col::Int), ("intended_at_ns", Col::Int), ("timestamp_ns", Col::Int), ("e2e_latency_ms", Col::Real), ("ttft_ms", Col::Real), ("first_chunk_latency_ms", Col::Real), ("dispatch_lag_ms", Col::Real), ("chunk_interarrival_ms", Col::RealList), ("stream", Col::Bool), ("prompt_tokens", Col::Int), ("output_tokens", Col::Int), ("total_tokens", Col::Int), ("output_token_source", Col::Text), ("arrival_mode", Col::Text), ("held_for_slot", Col::Bool), ("in_flight_at_dispatch", Col::Int), ("prompt_mode", Col::Text), ("prompt_digest", Col::Text), ("prefix_group", Col::Int), ("shared_prefix_tokens", Col::Int), ("task", Col::Text), ("endpoint", Col::Text), ("model", Col::Text), ("http_status", Col::Int), ("finish_reason", Col::Text), ("error_type", Col::Text), ("error_message", Col::Text), ("concurrency", Col::Int)], insert: sql::INSERT_REQUESTS, load: sql::LOAD_REQUESTS },
+    TableSpec { table: "system_samples", event_type: "infer.system_sample", fields: &[("timestamp_ns", Col::Int), ("sampler", Col::Text), ("device_id", Col::Int), ("device_name", Col::Text), ("device_used_bytes", Col::Int), ("device_free_bytes", Col::Int), ("device_total_bytes", Col::Int), ("process_rss_bytes", Col::Int), ("gpu_utilization_percent", Col::Real)], insert: sql::INSERT_SYSTEM_SAMPLES, load: sql::LOAD_SYSTEM_SAMPLES },
+    TableSpec { table: "slo_records", event_type: "infer.slo", fields: &[("source", Col::Text), ("digest", Col::Text), ("slo", Col::Json)], insert: sql::INSERT_SLO_RECORDS, load: sql::LOAD_SLO_RECORDS },
+    TableSpec { table: "clock_alignments", event_type: "infer.clock_alignment", fields: &[("context_id", Col::Text), ("event_id", Col::Text), ("from_clock_domain", Col::Text), ("to_clock_domain", Col::Text), ("offset_ns", Col::Int), ("uncertainty_ns", Col::Int), ("valid_from_ns", Col::Int), ("valid_to_ns", Col::Int)], insert: sql::INSERT_CLOCK_ALIGNMENTS, load: sql::LOAD_CLOCK_ALIGNMENTS },
+    TableSpec { table: "vllm_scrapes", event_type: "infer.vllm_scrape", fields: &[("case_id", Col::Text), ("phase", Col::Text), ("marker", Col::Text), ("status", Col::Text), ("observed_at_ns", Col::Int), ("completed_at_ns", Col::Int), ("source_url", Col::Text), ("scrape", Col::Json), ("discovery", Col::Json)], insert: sql::INSERT_VLLM_SCRAPES, load: sql::LOAD_VLLM_SCRAPES },
+    TableSpec { table: "vllm_spans", event_type: "infer.vllm_span", fields: &[("name", Col::Text), ("request_id", Col::Text), ("trace_id", Col::Text), ("span_id", Col::Text), ("start_unix_ns", Col::Int), ("end_unix_ns", Col::Int), ("attributes", Col::Json)], insert: sql::INSERT_VLLM_SPANS, load: sql::LOAD_VLLM_SPANS },
+];
+
+pub fn spec(table: &str) -> Option<&'static TableSpec> {
+    TABLES.iter().find(|t| t.table == table)
+}
+
+/// Encodes one field value for its column; `None` when the column cannot give
+/// the same value back (then the value belongs in `extra`).
+pub fn encode(col: Col, v: &Value) -> Option<Sql> {
+    match (col, v) {
+        (_, Value::Null) => None,
+        (Col::Text, Value::String(s)) if !pyjson::is_sentinel(s) => Some(Sql::Text(s.clone())),
+        (Col::Int, Value::Number(n)) => n.as_i64().map(Sql::Integer),
+        (Col::Real, Value::Number(n)) => n.as_f64().filter(|f| f.is_finite()).map(Sql::Real),
+        (Col::Bool, Value::Bool(b)) => Some(Sql::Integer(i64::from(*b))),
+        (Col::Json, v) => serde_json::to_string(v).ok().map(Sql::Text),
+        (Col::RealList, Value::Array(items)) => {
+            let mut bytes = Vec::with_capacity(items.len() * 8);
+            for item in items {
+                let f = item.as_f64().filter(|f| f.is_finite())?;
+                bytes.extend_from_slice(&f.to_le_bytes());
+            }
+            Some(Sql::Blob(bytes))
+        }
+        _ => None,
+    }
+}
+
+/// Decodes a column value back to JSON (the inverse of [`encode`]).
+pub fn decode(col: Col, v: &Sql) -> Option<Value> {
+    match (col, v) {
+        (_, Sql::Null) => None,
+        (Col::Text, Sql::Text(s)) => Some(Value::String(s.clone())),
+        (Col::Int, Sql::Integer(i)) => Some(Value::from(*i)),
+        (Col::Real, Sql::Real(f)) => serde_json::Number::from_f64(*f).map(Value::Number),
+        (Col::Real, Sql::Integer(i)) => serde_json::Number::from_f64(*i as f64).map(Value::Number),
+        (Col::Bool, Sql::Integer(i)) => Some(Value::Bool(*i != 0)),
+        (Col::Json, Sql::Text(s)) => serde_json::from_str(s).ok(),
+        (Col::RealList, Sql::Blob(b)) => Some(Value::Array(
+            f64s(b)
+                .filter_map(|f| serde_json::Number::from_f64(f).map(Value::Number))
+                .collect(),
+        )),
+        _ => None,
+    }
+}
+
+/// The f64 values of a `RealList` blob.
+pub fn f64s(bytes: &[u8]) -> impl Iterator<Item = f64> + '_ {
+    bytes.chunks_exact(8).map(|c| {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(c);
+        f64::from_le_bytes(a)
+    })
+}
+
+/// A record split into column values and the `extra` object.
+pub struct Encoded {
+    pub schema_version: Sql,
+    pub fields: Vec<Sql>,
+    pub extra: Option<String>,
+}
+
+/// Splits `record` for `spec`'s columns. `event_type` must be the table's own
+/// (the table implies it); `schema_version` has its own column.
+pub fn split(spec: &TableSpec, record: &Map<String, Value>) -> Encoded {
+    let mut fields = Vec::with_capacity(spec.fields.len());
+    let mut used = 0usize;
+    for (key, col) in spec.fields {
+        match record.get(*key) {
+            Some(v) => match encode(*col, v) {
+                Some(sql) => {
+                    used += 1;
+                    fields.push(sql);
+                }
+                None => fields.push(Sql::Null),
+            },
+            None => fields.push(Sql::Null),
+        }
+    }
+    let schema_version = match record.get("schema_version").and_then(|v| encode(Col::Int, v)) {
+        Some(sv) => {
+            used += 1;
+            sv
+        }
+        None => Sql::Null,
+    };
+    let event_type_ok = record.get("event_type").and_then(Value::as_str) == Some(spec.event_type);
+    if event_type_ok {
+        used += 1;
+    }
+    let extra = if used == record.len() {
+        None
+    } else {
+        let mut extra = Map::new();
+        for (k, v) in record {
+            let stored = match k.as_str() {
+                "event_type" => event_type_ok,
+                "schema_version" => !matches!(schema_version, Sql::Null),
+                _ => spec
+                    .fields
+                    .iter()
+                    .position(|(name, _)| name == k)
+                    .is_some_and(|i| !matches!(fields[i], Sql::Null)),
+            };
+            if !stored {
+                extra.insert(k.clone(), v.clone());
+            }
+        }
+        Some(Value::Object(extra).to_string())
+    };
+    Encoded {
+        schema_version,
+        fields,
+        extra,
+    }
+}
+
+/// Rebuilds a record from its row: `schema_version`, field columns, `extra`.
+pub fn rebuild(spec: &TableSpec, schema_version: &Sql, fields: &[Sql], extra: Option<&str>) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("event_type".into(), Value::String(spec.event_type.into()));
+    if let Some(v) = decode(Col::Int, schema_version) {
+        m.insert("schema_version".into(), v);
+    }
+    for ((key, col), sql) in spec.fields.iter().zip(fields) {
+        if let Some(v) = decode(*col, sql) {
+            m.insert((*key).into(), v);
+        }
+    }
+    if let Some(extra) = extra {
+        if let Ok(Value::Object(extra)) = serde_json::from_str::<Value>(extra) {
+            // `extra` holds the originals of values the columns could not keep.
+            for (k, v) in extra {
+                m.insert(k, v);
+            }
+        }
+    }
+    m
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_spec_matches_its_queries() {
+        let conn = crate::db::open_memory().unwrap();
+        for t in TABLES {
+            let load = conn.prepare(t.load.sql).unwrap();
+            let names: Vec<&str> = load.column_names();
+            assert_eq!(names[0], "seq", "{}", t.table);
+            assert_eq!(names[1], "schema_version", "{}", t.table);
+            for (i, (key, _)) in t.fields.iter().enumerate() {
+                assert_eq!(names[2 + i], *key, "{}", t.table);
+            }
+            assert_eq!(names[names.len() - 1], "extra");
+            let insert = conn.prepare(t.insert.sql).unwrap();
+            let fixed = 3 + usize::from(t.table == "vllm_spans") + if t.table == "requests" { 2 } else { 0 };
+            assert_eq!(insert.parameter_count(), fixed + t.fields.len() + 1, "{}", t.table);
+        }
+    }
+
+    #[test]
+    fn split_and_rebuild_round_trip() {
+        let spec = spec("requests").unwrap();
+        let rec: Value = serde_json::json!({
+            "event_type": "infer.request", "schema_version": 1, "case_id": 7,
+            "ttft_ms": 12.5, "e2e_latency_ms": null, "stream": true,
+            "chunk_interarrival_ms": [1.0, 2.5], "prompt_tokens": 3.5,
+            "request_index": true, "unknown_key": {"a": [1, 2]}, "status": "ok"
+        });
+        let m = rec.as_object().unwrap();
+        let e = split(spec, m);
+        let extra: Value = serde_json::from_str(e.extra.as_deref().unwrap()).unwrap();
+        assert_eq!(
+            extra,
+            serde_json::json!({"case_id": 7, "e2e_latency_ms": null, "prompt_tokens": 3.5,
+                               "request_index": true, "unknown_key": {"a": [1, 2]}})
+        );
+        let back = rebuild(spec, &e.schema_version, &e.fields, e.extra.as_deref());
+        assert_eq!(Value::Object(back), rec);
+    }
+
+    #[test]
+    fn wrong_event_type_spelling_is_kept() {
+        let spec = spec("sessions").unwrap();
+        let rec = serde_json::json!({"schema_version": "1", "session_id": "s"});
+        let e = split(spec, rec.as_object().unwrap());
+        let back = rebuild(spec, &e.schema_version, &e.fields, e.extra.as_deref());
+        // a record routed here always has the table's event type
+        let mut expect = rec.as_object().unwrap().clone();
+        expect.insert("event_type".into(), "infer.session".into());
+        assert_eq!(back, expect);
+    }
+}

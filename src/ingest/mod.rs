@@ -1,0 +1,415 @@
+//! `stormlog ingest`: files into the project database, one transaction per file.
+//!
+//! The kind of a file is told by its content: a first record of event type
+//! `infer.telemetry_sample` makes it server telemetry, anything else is read as
+//! a client artifact (artifact.md). Bad input changes nothing: the transaction
+//! is rolled back and the error names the file and the line.
+pub mod decode;
+pub mod lines;
+pub mod telemetry;
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+use serde_json::{Map, Value};
+
+use crate::db::store::Writer;
+use crate::db::DbError;
+use crate::pyjson;
+use crate::sql;
+use decode::{Contexts, Line};
+use lines::Lines;
+
+/// Why an ingest failed.
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    /// The input is not valid; nothing was stored.
+    #[error("{display}: {message}", display = .path.display())]
+    Invalid { path: PathBuf, message: String },
+    /// A different file already holds this run id.
+    #[error(
+        "{display}: run '{run_id}' is already stored from another file ({existing}); pass --replace to replace it",
+        display = .path.display()
+    )]
+    Conflict {
+        path: PathBuf,
+        run_id: String,
+        existing: String,
+    },
+    #[error("{display}: {source}", display = .path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Db(#[from] DbError),
+}
+
+impl IngestError {
+    fn invalid(path: &Path, message: impl Into<String>) -> Self {
+        IngestError::Invalid {
+            path: path.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    fn at_line(path: &Path, line: u64, message: impl std::fmt::Display) -> Self {
+        Self::invalid(path, format!("line {line}: {message}"))
+    }
+}
+
+/// What kind of file an input is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Artifact,
+    Telemetry,
+}
+
+/// What happened to one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Added,
+    Replaced,
+    Unchanged,
+}
+
+#[derive(Debug, Clone)]
+pub struct Ingested {
+    pub kind: Kind,
+    pub run_id: String,
+    pub records: u64,
+    pub bytes: u64,
+    pub outcome: Outcome,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Replace a run stored from a different file.
+    pub replace: bool,
+    /// Draw a progress bar on stderr.
+    pub progress: bool,
+}
+
+fn open(path: &Path) -> Result<File, IngestError> {
+    let file = File::open(path).map_err(|source| IngestError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    if file.metadata().map(|m| m.is_dir()).unwrap_or(false) {
+        return Err(IngestError::invalid(path, "Is a directory"));
+    }
+    Ok(file)
+}
+
+/// Tells an artifact from a telemetry file by its first non-blank line.
+pub fn sniff(path: &Path) -> Result<Kind, IngestError> {
+    let mut lines = Lines::new(BufReader::new(open(path)?));
+    while let Some(line) = lines.next_line().map_err(|source| IngestError::Io {
+        path: path.to_owned(),
+        source,
+    })? {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let telemetry = pyjson::parse(&line)
+            .ok()
+            .and_then(|v| v.get("event_type").and_then(Value::as_str).map(|s| s == "infer.telemetry_sample"))
+            .unwrap_or(false);
+        return Ok(if telemetry { Kind::Telemetry } else { Kind::Artifact });
+    }
+    Ok(Kind::Artifact)
+}
+
+/// Ingests one file of either kind.
+pub fn ingest_path(conn: &mut Connection, path: &Path, opts: Options) -> Result<Ingested, IngestError> {
+    match sniff(path)? {
+        Kind::Artifact => ingest_artifact(conn, path, opts),
+        Kind::Telemetry => telemetry::ingest_telemetry(conn, path, opts),
+    }
+}
+
+fn now_utc() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    crate::util::iso8601_utc(secs)
+}
+
+/// Run-level facts gathered while streaming.
+#[derive(Default)]
+struct Facts {
+    run_id: Option<String>,
+    session_id: Option<String>,
+    started_at_ns: Option<i64>,
+    model: Option<String>,
+    endpoint: Option<String>,
+    has_session_or_request: bool,
+}
+
+impl Facts {
+    fn observe(&mut self, decoded: &Map<String, Value>) {
+        let et = decoded.get("event_type").and_then(Value::as_str);
+        match et {
+            Some("infer.artifact") if self.run_id.is_none() => {
+                if let Some(id) = decoded.get("context").and_then(|c| c.get("run_id")).and_then(Value::as_str) {
+                    self.run_id = Some(id.to_owned());
+                }
+            }
+            Some("infer.session") => {
+                self.has_session_or_request = true;
+                if self.session_id.is_none() {
+                    self.session_id = decoded.get("session_id").and_then(Value::as_str).map(str::to_owned);
+                    self.started_at_ns = decoded.get("timestamp_ns").and_then(Value::as_i64);
+                    if let Some(cfg) = decoded.get("config") {
+                        self.model = cfg.get("model").and_then(Value::as_str).map(str::to_owned);
+                        self.endpoint = cfg.get("endpoint").and_then(Value::as_str).map(str::to_owned);
+                    }
+                }
+            }
+            Some("infer.request") => self.has_session_or_request = true,
+            _ => {}
+        }
+    }
+}
+
+/// What to do with the rows of the file being read.
+enum Sink {
+    /// Run id not known yet: keep the rows.
+    Buffer(Vec<Pending>),
+    /// Writing into the transaction.
+    Write,
+    /// The run exists from another file (or this very file): only hash the rest.
+    Skip { existing_sha: Option<String>, existing_name: String },
+}
+
+enum Pending {
+    Context(i64, String, Value),
+    Record(i64, Map<String, Value>, bool),
+}
+
+/// Ingests a client artifact (artifact.md), streaming it.
+pub fn ingest_artifact(conn: &mut Connection, path: &Path, opts: Options) -> Result<Ingested, IngestError> {
+    let file = open(path)?;
+    let total = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let bar = crate::util::progress_bar(opts.progress, total, path);
+    let mut lines = Lines::new(BufReader::with_capacity(1 << 20, file));
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(DbError::query(&sql::INGEST_INSERT_RUN))?;
+    let mut contexts = Contexts::default();
+    let mut facts = Facts::default();
+    let mut sink = Sink::Buffer(Vec::new());
+    let mut writer: Option<Writer> = None;
+    let mut seq: i64 = 0;
+    let mut first_error: Option<IngestError> = None;
+    let mut outcome = Outcome::Added;
+    loop {
+        let line = lines.next_line().map_err(|source| IngestError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        let Some(line) = line else { break };
+        if let Some(bar) = &bar {
+            if lines.line_no % 4096 == 0 {
+                bar.set_position(lines.bytes_read);
+            }
+        }
+        if first_error.is_some() || line.trim().is_empty() {
+            continue;
+        }
+        let parsed = match pyjson::parse(&line) {
+            Ok(v) => v,
+            Err(e) => {
+                first_error = Some(IngestError::at_line(path, lines.line_no, e));
+                continue;
+            }
+        };
+        let accepted = match contexts.accept(parsed) {
+            Ok(l) => l,
+            Err(e) => {
+                first_error = Some(IngestError::at_line(path, lines.line_no, e));
+                continue;
+            }
+        };
+        let pending = match accepted {
+            Line::Definition { context_id, context } => Pending::Context(seq, context_id, context),
+            Line::Record { raw, transport } => {
+                if transport || raw.get("event_type").and_then(Value::as_str) == Some("infer.artifact") {
+                    facts.observe(&contexts.expand(&raw));
+                } else {
+                    facts.observe(&raw);
+                }
+                Pending::Record(seq, raw, transport)
+            }
+        };
+        seq += 1;
+        if let Sink::Buffer(buf) = &mut sink {
+            buf.push(pending);
+            if let Some(run_id) = facts.run_id.clone() {
+                let buffered = std::mem::take(buf);
+                sink = start_run(&tx, path, &run_id, opts, &mut outcome)?;
+                if matches!(sink, Sink::Write) {
+                    let mut w = Writer::new(&tx, &run_id)?;
+                    for p in buffered {
+                        write_pending(&mut w, p)?;
+                    }
+                    writer = Some(w);
+                }
+            }
+            continue;
+        }
+        if let (Sink::Write, Some(w)) = (&sink, writer.as_mut()) {
+            write_pending(w, pending)?;
+        }
+    }
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let line_count = lines.line_no;
+    let bytes = lines.bytes_read;
+    if let Some(msg) = lines.utf8_error.take() {
+        return Err(IngestError::invalid(path, msg));
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    if !facts.has_session_or_request {
+        return Err(IngestError::invalid(
+            path,
+            "not an inference artifact (no infer.session or infer.request records)",
+        ));
+    }
+    let sha = lines.sha256_hex();
+    // A legacy artifact without `infer.artifact`: its session id names the run.
+    if let Sink::Buffer(buf) = &mut sink {
+        let run_id = facts
+            .session_id
+            .clone()
+            .unwrap_or_else(|| format!("run-{}", &sha[..12]));
+        facts.run_id = Some(run_id.clone());
+        let buffered = std::mem::take(buf);
+        sink = start_run(&tx, path, &run_id, opts, &mut outcome)?;
+        if matches!(sink, Sink::Write) {
+            let mut w = Writer::new(&tx, &run_id)?;
+            for p in buffered {
+                write_pending(&mut w, p)?;
+            }
+            writer = Some(w);
+        }
+    }
+    drop(writer);
+    let run_id = facts.run_id.clone().unwrap_or_default();
+    if let Sink::Skip { existing_sha, existing_name } = sink {
+        if existing_sha.as_deref() == Some(sha.as_str()) {
+            // The same file again: nothing changes.
+            drop(tx);
+            return Ok(Ingested {
+                kind: Kind::Artifact,
+                run_id,
+                records: seq as u64,
+                bytes,
+                outcome: Outcome::Unchanged,
+            });
+        }
+        return Err(IngestError::Conflict {
+            path: path.to_owned(),
+            run_id,
+            existing: existing_name,
+        });
+    }
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    tx.execute(
+        sql::INGEST_INSERT_RUN.sql,
+        rusqlite::named_params! {
+            ":run_id": run_id,
+            ":session_id": facts.session_id,
+            ":started_at_ns": facts.started_at_ns,
+            ":model": facts.model,
+            ":endpoint": facts.endpoint,
+            ":artifact_name": name,
+            ":artifact_sha256": sha,
+            ":artifact_bytes": bytes as i64,
+            ":record_count": seq,
+            ":line_count": line_count as i64,
+            ":ingested_at": now_utc(),
+        },
+    )
+    .map_err(DbError::query(&sql::INGEST_INSERT_RUN))?;
+    tx.commit().map_err(DbError::query(&sql::INGEST_INSERT_RUN))?;
+    Ok(Ingested {
+        kind: Kind::Artifact,
+        run_id,
+        records: seq as u64,
+        bytes,
+        outcome,
+    })
+}
+
+/// Decides, once the run id is known, whether rows are written or skipped.
+fn start_run(conn: &Connection, path: &Path, run_id: &str, opts: Options, outcome: &mut Outcome) -> Result<Sink, IngestError> {
+    let existing: Option<(Option<String>, Option<String>)> = conn
+        .query_row(sql::RUNS_FIND.sql, rusqlite::named_params! {":run_id": run_id}, |r| Ok((r.get(1)?, r.get(2)?)))
+        .optional()
+        .map_err(DbError::query(&sql::RUNS_FIND))?;
+    match existing {
+        // A run created by telemetry alone has no artifact yet: fill it in.
+        None | Some((None, _)) => {
+            conn.execute(
+                sql::INGEST_INSERT_PLACEHOLDER_RUN.sql,
+                rusqlite::named_params! {":run_id": run_id, ":ingested_at": now_utc()},
+            )
+            .map_err(DbError::query(&sql::INGEST_INSERT_PLACEHOLDER_RUN))?;
+            Ok(Sink::Write)
+        }
+        Some((Some(sha), name)) => {
+            if opts.replace {
+                let file_sha = crate::util::sha256_file(path).map_err(|source| IngestError::Io {
+                    path: path.to_owned(),
+                    source,
+                })?;
+                if file_sha == sha {
+                    return Ok(Sink::Skip {
+                        existing_sha: Some(sha),
+                        existing_name: name.unwrap_or_default(),
+                    });
+                }
+                delete_artifact_rows(conn, run_id)?;
+                *outcome = Outcome::Replaced;
+                return Ok(Sink::Write);
+            }
+            Ok(Sink::Skip {
+                existing_sha: Some(sha),
+                existing_name: name.unwrap_or_default(),
+            })
+        }
+    }
+}
+
+/// Removes a run's artifact rows but keeps the run and its attached files.
+fn delete_artifact_rows(conn: &Connection, run_id: &str) -> Result<(), IngestError> {
+    for q in sql::DELETE_ARTIFACT {
+        conn.execute(q.sql, rusqlite::named_params! {":run_id": run_id})
+            .map_err(DbError::query(q))?;
+    }
+    Ok(())
+}
+
+fn write_pending(w: &mut Writer, p: Pending) -> Result<(), DbError> {
+    match p {
+        Pending::Context(seq, id, ctx) => w.context(seq, &id, &ctx),
+        Pending::Record(seq, raw, transport) => w.record(seq, &raw, transport),
+    }
+}
+
+/// Reads a whole file's text for loaders that need it at once (small files).
+pub fn read_text(path: &Path) -> Result<String, IngestError> {
+    let mut reader = BufReader::new(open(path)?);
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut reader, &mut bytes).map_err(|source| IngestError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let _ = reader.fill_buf();
+    String::from_utf8(bytes).map_err(|e| {
+        let err = e.utf8_error();
+        IngestError::invalid(path, lines::utf8_message(e.as_bytes(), &err, 0))
+    })
+}

@@ -1,0 +1,33 @@
+//! Record types as the analysis reads them. No I/O, no SQLite, no clap.
+pub mod request;
+
+pub use request::{Request, SystemSample};
+
+use serde_json::Value;
+
+/// Everything the analysis needs of one stored run, in file order.
+#[derive(Debug, Default, Clone)]
+pub struct RunData {
+    pub run_id: String,
+    /// Every client `infer.request` record (any phase), in file order.
+    pub requests: Vec<Request>,
+    /// Every `infer.system_sample`, in file order.
+    pub samples: Vec<SystemSample>,
+    /// Every other record, decoded (contexts expanded), with its position.
+    pub records: Vec<(i64, Value)>,
+}
+
+impl RunData {
+    /// Decoded records of one event type, in file order.
+    pub fn of_type<'a>(&'a self, event_type: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
+        self.records
+            .iter()
+            .filter(move |(_, r)| r.get("event_type").and_then(Value::as_str) == Some(event_type))
+            .map(|(_, r)| r)
+    }
+
+    /// The measured requests (phase == "measured"), in file order.
+    pub fn measured(&self) -> impl Iterator<Item = &Request> {
+        self.requests.iter().filter(|r| r.is_measured())
+    }
+}

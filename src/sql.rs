@@ -1,0 +1,135 @@
+//! The registry of named SQL statements: every file under `queries/`, one
+//! statement each, compiled in with `include_str!`. A unit test prepares every
+//! one against a migrated database, so a typo fails `cargo test`.
+
+/// One named statement.
+#[derive(Debug, Clone, Copy)]
+pub struct Query {
+    /// Path under `queries/` without `.sql`, used in error messages.
+    pub name: &'static str,
+    pub sql: &'static str,
+}
+
+macro_rules! query {
+    ($const:ident, $path:literal) => {
+        pub const $const: Query = Query {
+            name: $path,
+            sql: include_str!(concat!("../queries/", $path, ".sql")),
+        };
+    };
+}
+
+query!(INGEST_DELETE_CACHE_STATES, "ingest/delete_cache_states");
+query!(INGEST_DELETE_CLOCK_ALIGNMENTS, "ingest/delete_clock_alignments");
+query!(INGEST_DELETE_CONTEXTS, "ingest/delete_contexts");
+query!(INGEST_DELETE_PHASE_WINDOWS, "ingest/delete_phase_windows");
+query!(INGEST_DELETE_RECORDS, "ingest/delete_records");
+query!(INGEST_DELETE_REQUESTS, "ingest/delete_requests");
+query!(INGEST_DELETE_SESSIONS, "ingest/delete_sessions");
+query!(INGEST_DELETE_SLO_RECORDS, "ingest/delete_slo_records");
+query!(INGEST_DELETE_SYSTEM_SAMPLES, "ingest/delete_system_samples");
+query!(INGEST_DELETE_VLLM_SCRAPES, "ingest/delete_vllm_scrapes");
+query!(INGEST_DELETE_VLLM_SPANS, "ingest/delete_vllm_spans");
+query!(INGEST_DELETE_WORKLOADS, "ingest/delete_workloads");
+query!(INSERT_CACHE_STATES, "ingest/insert_cache_states");
+query!(INSERT_CLOCK_ALIGNMENTS, "ingest/insert_clock_alignments");
+query!(INGEST_INSERT_CONTEXT, "ingest/insert_context");
+query!(INSERT_PHASE_WINDOWS, "ingest/insert_phase_windows");
+query!(INGEST_INSERT_PLACEHOLDER_RUN, "ingest/insert_placeholder_run");
+query!(INGEST_INSERT_RECORD, "ingest/insert_record");
+query!(INSERT_REQUESTS, "ingest/insert_requests");
+query!(INGEST_INSERT_RUN, "ingest/insert_run");
+query!(INSERT_SESSIONS, "ingest/insert_sessions");
+query!(INSERT_SLO_RECORDS, "ingest/insert_slo_records");
+query!(INSERT_SYSTEM_SAMPLES, "ingest/insert_system_samples");
+query!(INSERT_VLLM_SCRAPES, "ingest/insert_vllm_scrapes");
+query!(INSERT_VLLM_SPANS, "ingest/insert_vllm_spans");
+query!(INSERT_WORKLOADS, "ingest/insert_workloads");
+query!(LOAD_CACHE_STATES, "load/cache_states");
+query!(LOAD_CLOCK_ALIGNMENTS, "load/clock_alignments");
+query!(LOAD_CONTEXTS, "load/contexts");
+query!(LOAD_PHASE_WINDOWS, "load/phase_windows");
+query!(LOAD_RECORDS, "load/records");
+query!(LOAD_REQUESTS, "load/requests");
+query!(LOAD_RUN, "load/run");
+query!(LOAD_SESSIONS, "load/sessions");
+query!(LOAD_SLO_RECORDS, "load/slo_records");
+query!(LOAD_SYSTEM_SAMPLES, "load/system_samples");
+query!(LOAD_VLLM_SCRAPES, "load/vllm_scrapes");
+query!(LOAD_VLLM_SPANS, "load/vllm_spans");
+query!(LOAD_WORKLOADS, "load/workloads");
+query!(RUNS_FIND, "runs/find");
+query!(RUNS_LIST, "runs/list");
+query!(TELEMETRY_FIND_FILE, "telemetry/find_file");
+query!(TELEMETRY_INSERT_FILE, "telemetry/insert_file");
+query!(TELEMETRY_INSERT_SAMPLE, "telemetry/insert_sample");
+query!(TELEMETRY_LIST_FILES, "telemetry/list_files");
+query!(TELEMETRY_LOAD_SAMPLES, "telemetry/load_samples");
+query!(TELEMETRY_UPSERT_IDENTITY, "telemetry/upsert_identity");
+
+/// Every registered statement.
+pub const ALL: &[Query] = &[
+    INGEST_DELETE_CACHE_STATES,
+    INGEST_DELETE_CLOCK_ALIGNMENTS,
+    INGEST_DELETE_CONTEXTS,
+    INGEST_DELETE_PHASE_WINDOWS,
+    INGEST_DELETE_RECORDS,
+    INGEST_DELETE_REQUESTS,
+    INGEST_DELETE_SESSIONS,
+    INGEST_DELETE_SLO_RECORDS,
+    INGEST_DELETE_SYSTEM_SAMPLES,
+    INGEST_DELETE_VLLM_SCRAPES,
+    INGEST_DELETE_VLLM_SPANS,
+    INGEST_DELETE_WORKLOADS,
+    INSERT_CACHE_STATES,
+    INSERT_CLOCK_ALIGNMENTS,
+    INGEST_INSERT_CONTEXT,
+    INSERT_PHASE_WINDOWS,
+    INGEST_INSERT_PLACEHOLDER_RUN,
+    INGEST_INSERT_RECORD,
+    INSERT_REQUESTS,
+    INGEST_INSERT_RUN,
+    INSERT_SESSIONS,
+    INSERT_SLO_RECORDS,
+    INSERT_SYSTEM_SAMPLES,
+    INSERT_VLLM_SCRAPES,
+    INSERT_VLLM_SPANS,
+    INSERT_WORKLOADS,
+    LOAD_CACHE_STATES,
+    LOAD_CLOCK_ALIGNMENTS,
+    LOAD_CONTEXTS,
+    LOAD_PHASE_WINDOWS,
+    LOAD_RECORDS,
+    LOAD_REQUESTS,
+    LOAD_RUN,
+    LOAD_SESSIONS,
+    LOAD_SLO_RECORDS,
+    LOAD_SYSTEM_SAMPLES,
+    LOAD_VLLM_SCRAPES,
+    LOAD_VLLM_SPANS,
+    LOAD_WORKLOADS,
+    RUNS_FIND,
+    RUNS_LIST,
+    TELEMETRY_FIND_FILE,
+    TELEMETRY_INSERT_FILE,
+    TELEMETRY_INSERT_SAMPLE,
+    TELEMETRY_LIST_FILES,
+    TELEMETRY_LOAD_SAMPLES,
+    TELEMETRY_UPSERT_IDENTITY,
+];
+
+/// The statements that clear a run's artifact rows (attached files stay).
+pub const DELETE_ARTIFACT: &[Query] = &[
+    INGEST_DELETE_CACHE_STATES,
+    INGEST_DELETE_CLOCK_ALIGNMENTS,
+    INGEST_DELETE_CONTEXTS,
+    INGEST_DELETE_PHASE_WINDOWS,
+    INGEST_DELETE_RECORDS,
+    INGEST_DELETE_REQUESTS,
+    INGEST_DELETE_SESSIONS,
+    INGEST_DELETE_SLO_RECORDS,
+    INGEST_DELETE_SYSTEM_SAMPLES,
+    INGEST_DELETE_VLLM_SCRAPES,
+    INGEST_DELETE_VLLM_SPANS,
+    INGEST_DELETE_WORKLOADS,
+];

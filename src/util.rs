@@ -1,0 +1,71 @@
+//! Small helpers shared by the commands: time stamps, hashing, progress.
+use std::io::Read;
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+/// `YYYY-MM-DDTHH:MM:SSZ` for seconds since the Unix epoch (UTC, proleptic Gregorian).
+pub fn iso8601_utc(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        (rem / 60) % 60,
+        rem % 60
+    )
+}
+
+/// The SHA-256 of a file's bytes, as hex.
+pub fn sha256_file(path: &Path) -> std::io::Result<String> {
+    let mut f = std::fs::File::open(path)?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// A byte-count progress bar on stderr, only when asked for and stderr is a terminal.
+pub fn progress_bar(enabled: bool, total: u64, path: &Path) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if !enabled || !std::io::stderr().is_terminal() || total < (8 << 20) {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(total);
+    let style = indicatif::ProgressStyle::with_template(
+        "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+    )
+    .map(|s| s.progress_chars("=> "));
+    if let Ok(style) = style {
+        bar.set_style(style);
+    }
+    bar.set_message(path.display().to_string());
+    Some(bar)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn iso_dates() {
+        assert_eq!(super::iso8601_utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(super::iso8601_utc(1_795_961_268), "2026-11-29T14:07:48Z");
+        assert_eq!(super::iso8601_utc(951_782_400), "2000-02-29T00:00:00Z");
+    }
+}
