@@ -1,6 +1,96 @@
-//! Command-line parsing and dispatch (clap types only; work happens in the library).
+//! Command-line parsing and dispatch: clap types, and the mapping of errors to
+//! exit statuses. The work itself lives in the library modules.
+mod commands;
+
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::{Args, Parser, Subcommand};
+
+use crate::exit::Exit;
+
+/// stormlog: analytics for LLM inference profiling runs.
+///
+/// Load client artifacts and server telemetry into a SQLite project database
+/// (`stormlog ingest`), then rebuild any run's report from it (`stormlog report`),
+/// list runs, export them back, or analyze a file directly as the reference
+/// `stormlog infer analyze` does.
+#[derive(Debug, Parser)]
+#[command(name = "stormlog", version, propagate_version = true, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Where the project database lives.
+#[derive(Debug, Args, Clone)]
+pub struct DbArg {
+    /// The project database (created on first use).
+    #[arg(long, env = "STORMLOG_DB", default_value = "stormlog.db", value_name = "PATH")]
+    pub db: PathBuf,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Load artifacts and server telemetry into the project database.
+    ///
+    /// Each file is one transaction: bad input changes nothing. The kind of a
+    /// file is told by its content. The same file again is a no-op; a different
+    /// file claiming a stored run id is refused unless --replace is given.
+    Ingest(commands::IngestArgs),
+    /// List the runs stored in the project database.
+    Runs(commands::RunsArgs),
+    /// Write a stored run back out as JSONL (its artifact, or its telemetry).
+    Export(commands::ExportArgs),
+    /// Rebuild a run's analysis report from the project database.
+    Report(commands::ReportArgs),
+    /// Analyze an artifact file directly (same as `stormlog infer analyze`).
+    Analyze(commands::AnalyzeArgs),
+    /// Drop-in commands of the reference `stormlog infer`.
+    Infer {
+        #[command(subcommand)]
+        command: InferCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum InferCommand {
+    /// Analyze a profile artifact (the reference's `infer analyze`).
+    Analyze(commands::AnalyzeArgs),
+}
+
+/// Runs the command line and returns the process exit status.
 pub fn main() -> ExitCode {
-    ExitCode::SUCCESS
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { Exit::Usage } else { Exit::Ok };
+            let _ = e.print();
+            return code.into();
+        }
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let stderr = std::io::stderr();
+    let mut err = stderr.lock();
+    let exit = match commands::run(cli.command, &mut out, &mut err) {
+        Ok(exit) => exit,
+        Err(e) => {
+            if is_broken_pipe(&e) {
+                // `stormlog report | head` ends quietly.
+                return Exit::Unexpected.into();
+            }
+            let _ = writeln!(err, "Error: {}", e.message);
+            e.exit
+        }
+    };
+    if out.flush().is_err() {
+        return Exit::Unexpected.into();
+    }
+    exit.into()
+}
+
+fn is_broken_pipe(e: &commands::CliError) -> bool {
+    e.broken_pipe
 }

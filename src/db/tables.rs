@@ -65,7 +65,7 @@ pub fn spec(table: &str) -> Option<&'static TableSpec> {
 pub fn encode(col: Col, v: &Value) -> Option<Sql> {
     match (col, v) {
         (_, Value::Null) => None,
-        (Col::Text, Value::String(s)) if !pyjson::is_sentinel(s) => Some(Sql::Text(s.clone())),
+        (Col::Text, Value::String(s)) if pyjson::sentinel_f64(s).is_none() => Some(Sql::Text(s.clone())),
         (Col::Int, Value::Number(n)) => n.as_i64().map(Sql::Integer),
         (Col::Real, Value::Number(n)) => n.as_f64().filter(|f| f.is_finite()).map(Sql::Real),
         (Col::Bool, Value::Bool(b)) => Some(Sql::Integer(i64::from(*b))),
