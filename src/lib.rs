@@ -21,3 +21,5 @@ pub mod ingest;
 pub mod model;
 pub mod sql;
 pub mod util;
+pub mod report;
+pub mod analysis;

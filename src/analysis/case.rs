@@ -1,0 +1,675 @@
+//! The per-case blocks of the report (report.md §4): request-level figures,
+//! populations and intervals, arrivals, prompts, lengths, cache, latency
+//! quantiles with sufficiency, and streaming. Pure functions of a run's records.
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use serde_json::{json, Map, Value};
+
+use super::schedule;
+use super::stats::percentile;
+use super::sufficiency;
+use crate::model::request::{finite, int_of};
+use crate::model::{Request, RunData, SystemSample};
+use crate::pyjson;
+
+/// A float, or null when absent or not finite.
+pub fn fnum(v: Option<f64>) -> Value {
+    match v {
+        Some(x) if x.is_finite() => serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number),
+        _ => Value::Null,
+    }
+}
+
+fn pct(values: &[f64], p: u32) -> Value {
+    fnum(percentile(values, f64::from(p) / 100.0))
+}
+
+fn max_of(values: &[f64]) -> Value {
+    fnum(values.iter().copied().reduce(f64::max))
+}
+
+fn min_of(values: &[f64]) -> Value {
+    fnum(values.iter().copied().reduce(f64::min))
+}
+
+/// `number_values`: finite values, in order.
+fn nums(reqs: &[&Request], f: impl Fn(&Request) -> Option<f64>) -> Vec<f64> {
+    reqs.iter().filter_map(|r| finite(f(r))).collect()
+}
+
+/// The run-wide inputs every case reads.
+pub struct RunContext<'a> {
+    pub data: &'a RunData,
+    /// Last measured phase window per case key.
+    pub windows: HashMap<String, &'a Value>,
+    /// Last cache state per case key.
+    pub cache_states: HashMap<String, &'a Value>,
+    /// The first `infer.workload` record.
+    pub workload: Option<&'a Value>,
+    /// Request ids the server confirmed (None = no source).
+    pub admitted: Option<HashSet<String>>,
+}
+
+impl<'a> RunContext<'a> {
+    pub fn new(data: &'a RunData, admitted: Option<HashSet<String>>) -> Self {
+        let mut windows = HashMap::new();
+        for w in data.of_type("infer.phase_window") {
+            if pyjson::get(w, "phase").as_str() == Some("measured") {
+                windows.insert(pyjson::str_form(pyjson::get(w, "case_id")), w);
+            }
+        }
+        let mut cache_states = HashMap::new();
+        for c in data.of_type("infer.cache_state") {
+            cache_states.insert(pyjson::str_form(pyjson::get(c, "case_id")), c);
+        }
+        RunContext {
+            data,
+            windows,
+            cache_states,
+            workload: data.of_type("infer.workload").next(),
+            admitted,
+        }
+    }
+}
+
+fn ns_of(v: &Value) -> Option<i64> {
+    if pyjson::is_number(v) {
+        Some(pyjson::int_value(v))
+    } else {
+        None
+    }
+}
+
+/// A measured interval (§4.2.4).
+pub fn interval(kind: &str, start: i64, end: i64, cohort: &str) -> Value {
+    let d = end - start;
+    let seconds = if d > 0 { fnum(Some(d as f64 / 1e9)) } else { Value::Null };
+    json!({"kind": kind, "started_at_ns": start, "ended_at_ns": end, "seconds": seconds, "numerator_cohort": cohort})
+}
+
+fn rate(count: f64, interval: &Value) -> Value {
+    match pyjson::get(interval, "seconds").as_f64() {
+        Some(s) if s.is_finite() => fnum(Some(count / s)),
+        _ => Value::Null,
+    }
+}
+
+/// The workload's entry for a case, and its arrival spec.
+fn workload_case<'a>(w: &'a Value, case_key: &str) -> Option<&'a Value> {
+    pyjson::get(w, "cases")
+        .as_array()?
+        .iter()
+        .find(|c| pyjson::get(c, "case_id").as_str() == Some(case_key))
+}
+
+fn workload_bounds(w: &Value) -> Option<(Option<i64>, Option<f64>)> {
+    let m = pyjson::get(w, "measurement");
+    if !m.is_object() {
+        return None;
+    }
+    let count = pyjson::get(m, "request_count");
+    let count = if pyjson::is_int(count) { count.as_i64() } else { None };
+    let dur = pyjson::number(pyjson::get(m, "duration_seconds")).filter(|_| !pyjson::get(m, "duration_seconds").is_boolean());
+    Some((count, dur))
+}
+
+fn seed_of(w: &Value) -> i64 {
+    pyjson::int_value(pyjson::get(w, "seed"))
+}
+
+fn recomputed_scheduled(w: &Value, case_key: &str) -> Option<i64> {
+    let entry = workload_case(w, case_key)?;
+    let spec = schedule::spec_from_json(pyjson::get(entry, "arrival"))?;
+    if matches!(spec.mode, schedule::ArrivalMode::Closed | schedule::ArrivalMode::Replay) {
+        return None;
+    }
+    let (count, dur) = workload_bounds(w)?;
+    schedule::bounded_count(&spec, count, dur, seed_of(w)).map(|n| n as i64)
+}
+
+fn recomputed_endpoint_ns(w: &Value, case_key: &str) -> Option<i64> {
+    let entry = workload_case(w, case_key)?;
+    let spec = schedule::spec_from_json(pyjson::get(entry, "arrival"))?;
+    let (count, dur) = workload_bounds(w)?;
+    let end = schedule::scheduled_endpoint(&spec, count, dur, seed_of(w))?;
+    Some(super::stats::round_half_even(end * 1e9) as i64)
+}
+
+fn configured_rate(w: Option<&Value>, case_key: &str) -> Value {
+    let Some(entry) = w.and_then(|w| workload_case(w, case_key)) else {
+        return Value::Null;
+    };
+    let a = pyjson::get(entry, "arrival");
+    let mode = pyjson::get(a, "mode").as_str();
+    let num = |k: &str| {
+        let v = pyjson::get(a, k);
+        if v.is_boolean() {
+            None
+        } else {
+            pyjson::number(v)
+        }
+    };
+    match mode {
+        Some("fixed-rate") | Some("poisson") => fnum(num("rate_per_second")),
+        Some("burst") => match (num("burst_size"), num("burst_interval_seconds")) {
+            (Some(size), Some(iv)) if iv > 0.0 => fnum(Some(size / iv)),
+            _ => Value::Null,
+        },
+        _ => Value::Null,
+    }
+}
+
+/// Counts of values occurring more than once: Σ(count − 1) (Python `==` on JSON values).
+fn duplicates<'a>(values: impl Iterator<Item = &'a Value>) -> usize {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut n = 0;
+    for v in values {
+        if v.is_null() {
+            continue;
+        }
+        let key = canonical(v);
+        let c = seen.entry(key).or_insert(0);
+        if *c > 0 {
+            n += 1;
+        }
+        *c += 1;
+    }
+    n
+}
+
+/// A hashable key with Python equality for scalars (1 == 1.0 == True).
+fn canonical(v: &Value) -> String {
+    match v {
+        Value::Bool(b) => format!("n:{}", i64::from(*b)),
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => format!("n:{}", f as i64),
+            _ => format!("n:{}", n),
+        },
+        Value::String(s) => format!("s:{s}"),
+        other => format!("j:{other}"),
+    }
+}
+
+/// Populations, cohort issues and intervals of one case (§4.2).
+pub struct Population {
+    pub population: Value,
+    pub intervals: Value,
+}
+
+pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Population {
+    let window = ctx.windows.get(case_key).copied();
+    let w = ctx.workload;
+    let count = |s: &str| reqs.iter().filter(|r| r.status == s).count();
+    let offered = reqs.len();
+    let dropped = count("dropped");
+    let sent = offered - dropped;
+    let unreachable = count("unreachable");
+    let delivery_unknown = count("delivery_unknown");
+    let rejected = count("rejected");
+    let accepted = sent as i64 - unreachable as i64 - delivery_unknown as i64 - rejected as i64;
+    let successful = count("ok");
+    let failed = count("error");
+    let timed_out = count("timeout");
+    let cancelled = count("cancelled");
+    let mut other: BTreeMap<String, i64> = BTreeMap::new();
+    for r in reqs {
+        if !matches!(
+            r.status.as_str(),
+            "ok" | "error" | "timeout" | "cancelled" | "rejected" | "dropped" | "unreachable" | "delivery_unknown"
+        ) {
+            *other.entry(r.status.clone()).or_insert(0) += 1;
+        }
+    }
+    let scheduled: Option<i64> = match window {
+        Some(wn) => {
+            let v = pyjson::get(wn, "scheduled_arrivals");
+            if pyjson::is_number(v) {
+                Some(pyjson::int_value(v))
+            } else {
+                None
+            }
+        }
+        None => w.and_then(|w| recomputed_scheduled(w, case_key)),
+    };
+    // Hard issues.
+    let mut issues: Vec<String> = Vec::new();
+    let d = duplicates(reqs.iter().map(|r| &r.request_id));
+    if d > 0 {
+        issues.push(format!("duplicate_request_id: {d}"));
+    }
+    let d = duplicates(reqs.iter().map(|r| &r.x_request_id));
+    if d > 0 {
+        issues.push(format!("duplicate_x_request_id: {d}"));
+    }
+    let idx: Vec<i64> = reqs.iter().filter_map(|r| r.request_index).collect();
+    if idx.len() != reqs.len() {
+        if let Some(s) = scheduled {
+            if s != reqs.len() as i64 {
+                issues.push(format!("offered_differs_from_scheduled: {} of {s}", reqs.len()));
+            }
+        }
+    } else {
+        let e = scheduled.unwrap_or(reqs.len() as i64);
+        let distinct: BTreeSet<i64> = idx.iter().copied().collect();
+        if distinct.len() != idx.len() {
+            issues.push("request_index_repeated".into());
+        }
+        let inside = distinct.iter().filter(|i| **i >= 0 && **i < e).count() as i64;
+        let missing = e - inside;
+        if missing > 0 {
+            issues.push(format!("records_missing: {missing} of {e}"));
+        }
+        if idx.iter().any(|i| *i < 0 || *i >= e) {
+            issues.push("request_index_out_of_range".into());
+        }
+    }
+    let mut sessions: HashSet<String> = reqs.iter().map(|r| canonical(&r.session_id)).collect();
+    if let Some(wn) = window {
+        sessions.insert(canonical(pyjson::get(wn, "session_id")));
+    }
+    if sessions.len() > 1 {
+        issues.push("session_mismatch".into());
+    }
+    let w_start = window.and_then(|wn| ns_of(pyjson::get(wn, "started_at_ns")));
+    let w_drained = window.and_then(|wn| ns_of(pyjson::get(wn, "drained_at_ns")));
+    let outside = reqs
+        .iter()
+        .filter(|r| match (r.started_at_ns, r.ended_at_ns) {
+            (Some(s), Some(e)) => s > e || w_start.is_some_and(|ws| s < ws) || w_drained.is_some_and(|wd| e > wd + 1_000_000_000),
+            _ => true,
+        })
+        .count();
+    if outside > 0 {
+        issues.push(format!("outside_window: {outside}"));
+    }
+    match window {
+        None if w.is_some() => issues.push("phase_window_missing".into()),
+        Some(_) if w_start.is_none() || w_drained.is_none() => issues.push("phase_window_incomplete".into()),
+        _ => {}
+    }
+    let cohort_valid = issues.is_empty();
+    if reqs.iter().any(|r| r.request_index.is_none() && !r.request_index_is_bool) {
+        issues.push("request_index_unrecorded".into());
+    }
+    if let Some(wn) = window {
+        let n = pyjson::int_value(pyjson::get(pyjson::get(wn, "abandoned_requests"), "still_running"));
+        if n != 0 {
+            issues.push(format!("abandoned_requests_at_start: {n}"));
+        }
+    }
+    // Server admission (§4.2.5).
+    let (server_admitted, coverage) = match &ctx.admitted {
+        None => (Value::Null, Value::Null),
+        Some(adm) => {
+            let seen: Vec<&&Request> = reqs
+                .iter()
+                .filter(|r| r.status != "dropped" && r.x_request_id.as_str().is_some_and(|x| adm.contains(x)))
+                .collect();
+            let good = seen
+                .iter()
+                .filter(|r| !matches!(r.status.as_str(), "dropped" | "unreachable" | "delivery_unknown" | "rejected"))
+                .count();
+            let cov = if accepted == 0 { Value::Null } else { fnum(Some(good as f64 / accepted as f64)) };
+            (json!(seen.len()), cov)
+        }
+    };
+    let population = json!({
+        "offered": offered, "scheduled": scheduled, "dropped": dropped, "sent": sent,
+        "unreachable": unreachable, "delivery_unknown": delivery_unknown, "rejected": rejected,
+        "accepted": accepted, "successful": successful, "failed": failed, "timed_out": timed_out,
+        "cancelled": cancelled, "censored": timed_out + cancelled, "other": other,
+        "server_admitted": server_admitted, "server_evidence_coverage": coverage,
+        "cohort_valid": cohort_valid, "issues": issues,
+    });
+    let intervals = intervals(ctx, case_key, reqs, window, scheduled);
+    Population { population, intervals }
+}
+
+fn intervals(ctx: &RunContext, case_key: &str, reqs: &[&Request], window: Option<&Value>, scheduled: Option<i64>) -> Value {
+    let w = ctx.workload;
+    let empty = |reason: Option<&str>, rate: Value| {
+        json!({"rate": rate, "scheduled_window": null, "dispatch_window": null, "drain": null,
+               "measured_span": null, "configured_rate_per_second": null,
+               "realized_offered_rate_per_second": null, "rate_reason": reason})
+    };
+    let Some(wn) = window else {
+        if w.is_some() {
+            return empty(Some("phase_window_missing"), Value::Null);
+        }
+        let spans: Vec<(i64, i64)> = reqs.iter().filter_map(|r| Some((r.started_at_ns?, r.ended_at_ns?))).collect();
+        let rate = match (spans.iter().map(|s| s.0).min(), spans.iter().map(|s| s.1).max()) {
+            (Some(a), Some(b)) => interval("request_span", a, b, "all_measured"),
+            _ => Value::Null,
+        };
+        return empty(Some("no_phase_window"), rate);
+    };
+    let (Some(started), Some(drained)) = (ns_of(pyjson::get(wn, "started_at_ns")), ns_of(pyjson::get(wn, "drained_at_ns"))) else {
+        return empty(Some("phase_window_incomplete"), Value::Null);
+    };
+    let measured_span = interval("measured_span", started, drained, "all_measured");
+    let drain = interval("drain", pyjson::int_value(pyjson::get(wn, "window_ended_at_ns")), drained, "all_measured");
+    let sends: Vec<i64> = reqs.iter().filter(|r| r.status != "dropped").filter_map(|r| r.started_at_ns).collect();
+    let dispatch = match (sends.iter().min(), sends.iter().max()) {
+        (Some(a), Some(b)) => interval("dispatch_window", *a, *b, "all_measured"),
+        _ => Value::Null,
+    };
+    let mode = match wn.get("arrival_mode") {
+        None => "closed".to_owned(),
+        Some(v) => pyjson::str_form(v),
+    };
+    if mode == "closed" {
+        return json!({"rate": measured_span, "scheduled_window": null, "dispatch_window": dispatch,
+                      "drain": drain, "measured_span": measured_span, "configured_rate_per_second": null,
+                      "realized_offered_rate_per_second": null, "rate_reason": null});
+    }
+    let endpoint = {
+        let v = pyjson::get(wn, "scheduled_endpoint_offset_ns");
+        if pyjson::is_number(v) {
+            Some(pyjson::int_value(v))
+        } else {
+            w.and_then(|w| recomputed_endpoint_ns(w, case_key))
+        }
+    };
+    let configured = configured_rate(w, case_key);
+    match endpoint {
+        None => json!({"rate": null, "scheduled_window": null, "dispatch_window": dispatch,
+                       "drain": drain, "measured_span": measured_span, "configured_rate_per_second": configured,
+                       "realized_offered_rate_per_second": null, "rate_reason": "endpoint_undeclared"}),
+        Some(end) => {
+            let sw = interval("scheduled_window", started, started + end, "arrival_cohort");
+            let offered = match scheduled {
+                Some(s) if s != 0 => s as f64,
+                _ => reqs.len() as f64,
+            };
+            let realized = rate(offered, &sw);
+            json!({"rate": sw, "scheduled_window": sw, "dispatch_window": dispatch,
+                   "drain": drain, "measured_span": measured_span, "configured_rate_per_second": configured,
+                   "realized_offered_rate_per_second": realized, "rate_reason": null})
+        }
+    }
+}
+
+/// `latency_ms`, `throughput`, `tokens`, `memory` (client-local) and `request_count` (§4.1).
+pub fn request_figures(reqs: &[&Request], samples: &[SystemSample], rate_interval: &Value, out: &mut Map<String, Value>) {
+    let ok: Vec<&Request> = reqs.iter().copied().filter(|r| r.is_ok()).collect();
+    let e2e = nums(&ok, |r| r.e2e_latency_ms);
+    let ttft = nums(&ok, |r| r.ttft_ms);
+    let first = nums(&ok, |r| r.first_chunk_latency_ms);
+    let from_intended: Vec<f64> = ok
+        .iter()
+        .filter_map(|r| Some((r.ended_at_ns? - r.intended_at_ns?) as f64 / 1_000_000.0))
+        .collect();
+    out.insert("request_count".into(), json!(ok.len()));
+    out.insert(
+        "latency_ms".into(),
+        json!({
+            "e2e_p50": pct(&e2e, 50), "e2e_p95": pct(&e2e, 95), "e2e_p99": pct(&e2e, 99),
+            "e2e_from_intended_p50": pct(&from_intended, 50), "e2e_from_intended_p95": pct(&from_intended, 95),
+            "e2e_from_intended_p99": pct(&from_intended, 99),
+            "ttft_p50": pct(&ttft, 50), "ttft_p95": pct(&ttft, 95), "ttft_p99": pct(&ttft, 99),
+            "first_chunk_p50": pct(&first, 50), "first_chunk_p95": pct(&first, 95),
+        }),
+    );
+    let out_tokens: i64 = ok.iter().map(|r| int_of(r.output_tokens)).sum();
+    let total_tokens: i64 = ok.iter().map(|r| int_of(r.total_tokens)).sum();
+    let seconds = pyjson::get(rate_interval, "seconds");
+    out.insert(
+        "throughput".into(),
+        json!({
+            "interval_seconds": if rate_interval.is_null() { Value::Null } else { seconds.clone() },
+            "interval_kind": pyjson::get(rate_interval, "kind"),
+            "numerator_cohort": pyjson::get(rate_interval, "numerator_cohort"),
+            "requests_per_second": rate(ok.len() as f64, rate_interval),
+            "output_tokens_per_second": rate(out_tokens as f64, rate_interval),
+            "total_tokens_per_second": rate(total_tokens as f64, rate_interval),
+        }),
+    );
+    let sources: BTreeSet<String> = ok.iter().map(|r| r.output_token_source.clone()).collect();
+    out.insert("tokens".into(), json!({"output_tokens": out_tokens, "total_tokens": total_tokens, "output_token_sources": sources}));
+    let window = {
+        let b: Vec<(i64, i64)> = ok.iter().filter_map(|r| Some((r.started_at_ns?, r.ended_at_ns?))).collect();
+        b.iter().map(|x| x.0).min().zip(b.iter().map(|x| x.1).max())
+    };
+    let (mut dev, mut rss): (Option<i64>, Option<i64>) = (None, None);
+    if let Some((lo, hi)) = window {
+        for s in samples {
+            if let Some(t) = s.timestamp_ns {
+                if lo <= t && t <= hi {
+                    if let Some(v) = s.device_used_bytes {
+                        dev = Some(dev.map_or(v, |d| d.max(v)));
+                    }
+                    if let Some(v) = s.process_rss_bytes {
+                        rss = Some(rss.map_or(v, |d| d.max(v)));
+                    }
+                }
+            }
+        }
+    }
+    out.insert(
+        "memory".into(),
+        json!({"observation_scope": "client_local", "peak_device_used_bytes": dev, "peak_process_rss_bytes": rss,
+               "server_observations": {}, "server_coverage": {"status": "not_joined"}}),
+    );
+}
+
+/// `arrivals` (§4.3).
+pub fn arrivals(reqs: &[&Request], window: Option<&Value>) -> Value {
+    let modes: BTreeSet<&str> = reqs.iter().map(|r| r.arrival_mode.as_str()).collect();
+    let mode = if modes.len() == 1 { modes.iter().next().copied().unwrap_or("closed").to_owned() } else { "mixed".to_owned() };
+    let dropped = reqs.iter().filter(|r| r.status == "dropped").count();
+    let mut failed: BTreeMap<String, i64> = BTreeMap::new();
+    for r in reqs {
+        if r.status != "ok" && r.status != "dropped" {
+            *failed.entry(r.status.clone()).or_insert(0) += 1;
+        }
+    }
+    let held = reqs.iter().filter(|r| r.held_for_slot && r.status != "dropped").count();
+    let peak = reqs.iter().filter_map(|r| finite(r.in_flight_at_dispatch)).map(|x| x.trunc() as i64).max();
+    let offered_rate = if mode == "closed" {
+        Value::Null
+    } else {
+        let mut t: Vec<i64> = reqs.iter().filter_map(|r| r.intended_at_ns).collect();
+        t.sort_unstable();
+        match (t.first(), t.last()) {
+            (Some(a), Some(b)) if t.len() >= 2 && a != b => fnum(Some((t.len() - 1) as f64 / ((b - a) as f64 / 1e9))),
+            _ => Value::Null,
+        }
+    };
+    let lag = nums(reqs, |r| r.dispatch_lag_ms);
+    let (window_s, drain_s) = match window {
+        Some(wn) => match (
+            ns_of(pyjson::get(wn, "started_at_ns")),
+            ns_of(pyjson::get(wn, "window_ended_at_ns")),
+            ns_of(pyjson::get(wn, "drained_at_ns")),
+        ) {
+            (Some(s), Some(we), Some(d)) => (fnum(Some((we - s).max(0) as f64 / 1e9)), fnum(Some((d - we).max(0) as f64 / 1e9))),
+            _ => (Value::Null, Value::Null),
+        },
+        None => (Value::Null, Value::Null),
+    };
+    json!({
+        "mode": mode, "offered": reqs.len(), "sent": reqs.len() - dropped,
+        "completed": reqs.iter().filter(|r| r.is_ok()).count(), "dropped": dropped, "failed": failed,
+        "held_for_slot": held, "peak_in_flight": peak, "offered_rate_per_second": offered_rate,
+        "dispatch_lag_ms": {"p50": pct(&lag, 50), "p95": pct(&lag, 95), "max": max_of(&lag)},
+        "window_seconds": window_s, "drain_seconds": drain_s,
+    })
+}
+
+/// `prompts` (§4.4).
+pub fn prompts(reqs: &[&Request], window: Option<&Value>) -> Value {
+    let sent: Vec<&Request> = reqs.iter().copied().filter(|r| r.status != "dropped").collect();
+    let modes: BTreeSet<&str> = sent.iter().map(|r| r.prompt_mode.as_str()).collect();
+    let mode = match modes.len() {
+        0 => Value::Null,
+        1 => json!(modes.iter().next()),
+        _ => json!("mixed"),
+    };
+    let distinct = |f: &dyn Fn(&Request) -> &Value| {
+        let n = sent.iter().map(|r| f(r)).filter(|v| !v.is_null()).map(canonical).collect::<HashSet<_>>().len();
+        if n == 0 {
+            Value::Null
+        } else {
+            json!(n)
+        }
+    };
+    let shared = nums(&sent, |r| r.shared_prefix_tokens);
+    json!({
+        "mode": mode,
+        "distinct_prompts": distinct(&|r| &r.prompt_digest),
+        "prefix_groups_used": distinct(&|r| &r.prefix_group),
+        "shared_prefix_tokens": {"min": min_of(&shared), "max": max_of(&shared)},
+        "prompts_digest": window.map_or(Value::Null, |w| pyjson::get(w, "prompts_digest").clone()),
+    })
+}
+
+/// `lengths` (§4.5).
+pub fn lengths(reqs: &[&Request]) -> Value {
+    let ok: Vec<&Request> = reqs.iter().copied().filter(|r| r.is_ok()).collect();
+    let d = |v: Vec<f64>| json!({"min": min_of(&v), "p50": pct(&v, 50), "p95": pct(&v, 95), "max": max_of(&v)});
+    json!({"prompt_tokens": d(nums(&ok, |r| r.prompt_tokens)), "output_tokens": d(nums(&ok, |r| r.output_tokens))})
+}
+
+/// `cache` (§4.6).
+pub fn cache(record: Option<&Value>) -> Value {
+    match record {
+        None => json!({"requested": "unspecified", "reset": null, "attempted": null, "acknowledged": null,
+                       "verified": "unverified", "reason": "the artifact does not record a cache state", "run_kind": null}),
+        Some(r) => {
+            let mut m = Map::new();
+            for k in ["requested", "reset", "attempted", "acknowledged", "verified", "reason", "run_kind"] {
+                m.insert(k.into(), pyjson::get(r, k).clone());
+            }
+            Value::Object(m)
+        }
+    }
+}
+
+/// `streaming` (§4.8).
+pub fn streaming(reqs: &[&Request]) -> Value {
+    let streamed: Vec<&Request> = reqs.iter().copied().filter(|r| r.is_ok() && r.stream && finite(r.ttft_ms).is_some()).collect();
+    let chunks: Vec<f64> = streamed.iter().map(|r| (r.chunk_gaps.iter().filter(|g| g.is_finite()).count() + 1) as f64).collect();
+    let gaps: Vec<f64> = streamed.iter().flat_map(|r| r.chunk_gaps.iter().copied().filter(|g| g.is_finite())).collect();
+    let usage: Vec<&&Request> = streamed.iter().filter(|r| r.output_token_source == "server_usage").collect();
+    let mean_tokens = if usage.is_empty() {
+        Value::Null
+    } else {
+        let tokens: i64 = usage.iter().map(|r| int_of(r.output_tokens)).sum();
+        let chunks: usize = usage.iter().map(|r| r.chunk_list_len + 1).sum();
+        fnum(Some(tokens as f64 / chunks as f64))
+    };
+    json!({
+        "granularity": "chunk", "responses": streamed.len(),
+        "content_chunks_per_response": {"p50": pct(&chunks, 50), "p95": pct(&chunks, 95), "max": max_of(&chunks)},
+        "chunk_interarrival_ms": {"p50": pct(&gaps, 50), "p95": pct(&gaps, 95), "max": max_of(&gaps), "n": gaps.len()},
+        "mean_tokens_per_chunk": mean_tokens,
+        "note": "chunk-level timing: a streamed chunk can carry several tokens, so these are not inter-token latencies",
+    })
+}
+
+const ASSUMPTIONS: &str = "requests are independent and identically distributed, with continuous latencies; the dependence queueing creates between requests is not covered, and sufficiency is no precision in milliseconds";
+
+/// One request's value of a latency metric: a number, or missing.
+pub type MetricFn<'a> = dyn Fn(&Request) -> Option<f64> + Sync + 'a;
+
+/// `latency` (§4.7). `metrics`: (key, boundary, per-request value).
+pub fn latency(reqs: &[&Request], metrics: &[(&str, &str, &MetricFn)]) -> Value {
+    let mut out = Map::new();
+    let f = reqs.iter().filter(|r| !r.is_ok()).count();
+    for (key, boundary, value_of) in metrics {
+        let mut values = Vec::new();
+        let mut missing = 0usize;
+        for r in reqs.iter().filter(|r| r.is_ok()) {
+            match value_of(r) {
+                Some(v) => values.push(v),
+                None => missing += 1,
+            }
+        }
+        let mut sorted = values.clone();
+        sorted.sort_by(f64::total_cmp);
+        let timeouts: Option<Vec<f64>> = if *key == "client.e2e" && f > 0 {
+            reqs.iter()
+                .filter(|r| !r.is_ok())
+                .map(|r| if r.status == "timeout" { finite(r.e2e_latency_ms) } else { None })
+                .collect()
+        } else {
+            None
+        };
+        let mut succ = Map::new();
+        let mut pen = Map::new();
+        for (name, p) in [("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99)] {
+            let nmin = sufficiency::n_min(p);
+            let nexist = sufficiency::n_min_exists(p);
+            let n = sorted.len();
+            succ.insert(
+                name.into(),
+                json!({"value_ms": fnum(percentile(&sorted, p)), "n": n, "sufficient": n >= nmin, "n_min": nmin,
+                       "n_min_exists": nexist, "penalized": false, "observed_lower_bound_ms": null, "reason": null,
+                       "interval": interval_json(sufficiency::interval(&sorted, p, 0))}),
+            );
+            let np = n + missing + f;
+            let est = if missing > 0 || (n == 0 && f == 0) {
+                let reason = if missing > 0 { "successful_values_missing" } else { "no_values" };
+                json!({"value_ms": null, "n": np, "sufficient": np >= nmin, "n_min": nmin, "n_min_exists": nexist,
+                       "penalized": false, "observed_lower_bound_ms": null, "reason": reason, "interval": null})
+            } else {
+                let level = if n == 0 { f64::INFINITY } else { p * np as f64 / n as f64 };
+                let penalized = level > 1.0;
+                let value = if penalized { Value::Null } else { fnum(percentile(&sorted, level)) };
+                let bound = match (&timeouts, penalized) {
+                    (Some(extra), true) => {
+                        let mut all = sorted.clone();
+                        all.extend(extra.iter().copied());
+                        fnum(percentile(&all, p))
+                    }
+                    _ => Value::Null,
+                };
+                json!({"value_ms": value, "n": np, "sufficient": np >= nmin, "n_min": nmin, "n_min_exists": nexist,
+                       "penalized": penalized, "observed_lower_bound_ms": bound, "reason": null,
+                       "interval": interval_json(sufficiency::interval(&sorted, p, f))})
+            };
+            pen.insert(name.into(), est);
+        }
+        out.insert(
+            (*key).into(),
+            json!({"boundary": boundary, "successful_missing": missing, "successful": succ, "failure_penalized": pen}),
+        );
+    }
+    let mut unsucc: BTreeMap<String, Value> = BTreeMap::new();
+    let mut by_status: BTreeMap<String, Vec<&Request>> = BTreeMap::new();
+    for r in reqs.iter().filter(|r| !r.is_ok()) {
+        by_status.entry(r.status.clone()).or_default().push(r);
+    }
+    for (status, rs) in by_status {
+        let mut elapsed = Vec::new();
+        let mut missing = 0;
+        for r in &rs {
+            let v = finite(r.e2e_latency_ms).or_else(|| match (r.started_at_ns, r.ended_at_ns) {
+                (Some(s), Some(e)) if r.status != "dropped" && e >= s => Some((e - s) as f64 / 1_000_000.0),
+                _ => None,
+            });
+            match v {
+                Some(v) => elapsed.push(v),
+                None => missing += 1,
+            }
+        }
+        unsucc.insert(
+            status,
+            json!({"count": rs.len(), "elapsed_ms": {"min": min_of(&elapsed), "p50": pct(&elapsed, 50), "max": max_of(&elapsed)},
+                   "elapsed_missing": missing}),
+        );
+    }
+    json!({
+        "rule": {"confidence": 0.95, "margin": 5, "tails": "symmetric", "assumptions": ASSUMPTIONS},
+        "metrics": out,
+        "unsuccessful": unsucc,
+    })
+}
+
+fn interval_json(i: Option<sufficiency::Interval>) -> Value {
+    match i {
+        None => Value::Null,
+        Some(i) => json!({"lower_rank": i.lower_rank, "upper_rank": i.upper_rank, "lower_ms": fnum(Some(i.lower_ms)),
+                          "upper_ms": fnum(i.upper_ms), "width_ms": fnum(i.width_ms), "coverage": fnum(Some(i.coverage))}),
+    }
+}

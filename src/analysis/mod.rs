@@ -1,0 +1,6 @@
+//! Pure analysis passes over validated records; no I/O.
+pub mod case;
+pub mod observers;
+pub mod schedule;
+pub mod stats;
+pub mod sufficiency;

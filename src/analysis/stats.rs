@@ -1,0 +1,126 @@
+//! Order-statistic helpers every report figure shares: the type-7
+//! percentile of report.md §0.2 and Python's `round()`.
+//!
+//! The percentile must agree with the reference to the last bit, so the
+//! interpolation is written as exactly the expression the spec gives.
+
+/// Percentile of `values` at `level` in [0, 1], sorting a copy first.
+///
+/// `None` for no values. A single value is returned as is (the reference's
+/// `report_stats.percentile` short-circuits it), and so is any level for it.
+/// A level outside [0, 1] (or NaN) has no percentile for two or more values:
+/// the reference would index outside the data there.
+pub fn percentile(values: &[f64], level: f64) -> Option<f64> {
+    if values.len() == 1 {
+        return Some(values[0]);
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    percentile_sorted(&sorted, level)
+}
+
+/// [`percentile`] over values already sorted ascending (callers that ask
+/// for several levels of one metric sort once).
+pub fn percentile_sorted(sorted: &[f64], level: f64) -> Option<f64> {
+    match sorted {
+        [] => None,
+        [only] => Some(*only),
+        _ => interpolate(sorted, level),
+    }
+}
+
+/// `quantiles.quantile` of the reference: like [`percentile`] for a level in
+/// [0, 1], `None` outside it, and no short-circuit for a single value (so
+/// `[x]` gives `x*1 + x*0`, which only differs for non-finite `x`).
+pub fn quantile(values: &[f64], p: f64) -> Option<f64> {
+    if values.is_empty() || !(0.0..=1.0).contains(&p) {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    interpolate(&sorted, p)
+}
+
+/// Python's `round(x)` for a float: nearest integer, ties to even.
+pub fn round_half_even(x: f64) -> f64 {
+    x.round_ties_even()
+}
+
+fn interpolate(sorted: &[f64], level: f64) -> Option<f64> {
+    if sorted.is_empty() || !(0.0..=1.0).contains(&level) {
+        return None;
+    }
+    let last = sorted.len() - 1;
+    let rank = level * last as f64;
+    // `rank` is in [0, last], so truncation is Python's `int(rank)`.
+    let lower = (rank as usize).min(last);
+    let upper = (lower + 1).min(last);
+    let weight = rank - lower as f64;
+    // §0.2: exactly `a*(1-w) + b*w`, in this order, for bit-identical output.
+    Some(sorted[lower] * (1.0 - weight) + sorted[upper] * weight)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_vectors_are_bit_identical() {
+        let a = [100.0, 200.0, 300.0, 400.0];
+        assert_eq!(percentile(&a, 0.5), Some(250.0));
+        assert_eq!(percentile(&a, 0.9), Some(370.0));
+        assert_eq!(percentile(&a, 0.95), Some(385.0));
+        assert_eq!(percentile(&a, 0.99), Some(396.99999999999994));
+        let b = [40.0, 80.0, 90.0, 120.0];
+        assert_eq!(percentile(&b, 0.5), Some(85.0));
+        assert_eq!(percentile(&b, 0.95), Some(115.49999999999999));
+        assert_eq!(percentile(&b, 0.99), Some(119.1));
+        let c = [5.0, 6.0, 7.0, 5.0, 6.0, 7.0, 5.0, 6.0, 7.0, 5.0, 6.0, 7.0];
+        assert_eq!(percentile(&c, 0.5), Some(6.0));
+        assert_eq!(percentile(&c, 0.95), Some(7.0));
+    }
+
+    #[test]
+    fn integer_percent_and_literal_levels_agree() {
+        // report_stats uses P / 100.0; quantiles uses the literal.
+        for (percent, literal) in [(50.0, 0.5), (90.0, 0.9), (95.0, 0.95), (99.0, 0.99)] {
+            assert_eq!(percent / 100.0, literal);
+        }
+    }
+
+    #[test]
+    fn penalized_level_and_observed_bound_from_the_worked_example() {
+        // §4.7: level 0.5*5/4 = 0.625 over [100,200,300,400] -> 287.5.
+        let v = [100.0, 200.0, 300.0, 400.0];
+        assert_eq!(quantile(&v, 0.5 * 5.0 / 4.0), Some(287.5));
+        let with_timeout = [100.0, 200.0, 300.0, 400.0, 600.0];
+        assert_eq!(quantile(&with_timeout, 0.9), Some(520.0));
+        assert_eq!(quantile(&with_timeout, 0.95), Some(560.0));
+        assert_eq!(quantile(&with_timeout, 0.99), Some(592.0));
+    }
+
+    #[test]
+    fn empty_single_and_out_of_range() {
+        assert_eq!(percentile(&[], 0.5), None);
+        assert_eq!(percentile(&[7.5], 0.99), Some(7.5));
+        assert_eq!(percentile(&[f64::INFINITY], 0.5), Some(f64::INFINITY));
+        assert!(quantile(&[f64::INFINITY], 0.5).unwrap().is_nan());
+        assert_eq!(quantile(&[1.0, 2.0], 1.125), None);
+        assert_eq!(quantile(&[1.0, 2.0], -0.1), None);
+        assert_eq!(quantile(&[], 0.5), None);
+        assert_eq!(quantile(&[3.0, 1.0, 2.0], 1.0), Some(3.0));
+        assert_eq!(quantile(&[3.0, 1.0, 2.0], 0.0), Some(1.0));
+        assert_eq!(percentile_sorted(&[1.0, 2.0], 0.25), Some(1.25));
+    }
+
+    #[test]
+    fn round_is_bankers_rounding_like_python() {
+        assert_eq!(round_half_even(0.5), 0.0);
+        assert_eq!(round_half_even(1.5), 2.0);
+        assert_eq!(round_half_even(2.5), 2.0);
+        assert_eq!(round_half_even(-2.5), -2.0);
+        assert_eq!(round_half_even(2.675), 3.0);
+        assert_eq!(round_half_even(1e9 * 0.1234567895), 123456790.0);
+    }
+}

@@ -1,0 +1,311 @@
+//! The commands: argument types and the glue from arguments to library calls.
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+use serde_json::{json, Value};
+
+use super::{Command, DbArg, InferCommand};
+use crate::db::{self, DbError, Mode};
+use crate::exit::Exit;
+use crate::ingest::{self, IngestError, Kind, Outcome};
+use crate::report;
+
+/// An error on its way to stderr, with the exit status it maps to.
+#[derive(Debug)]
+pub struct CliError {
+    pub message: String,
+    pub exit: Exit,
+    pub broken_pipe: bool,
+}
+
+impl CliError {
+    pub fn new(exit: Exit, message: impl Into<String>) -> Self {
+        CliError {
+            message: message.into(),
+            exit,
+            broken_pipe: false,
+        }
+    }
+}
+
+impl From<std::io::Error> for CliError {
+    fn from(e: std::io::Error) -> Self {
+        CliError {
+            broken_pipe: e.kind() == std::io::ErrorKind::BrokenPipe,
+            message: e.to_string(),
+            exit: Exit::Unexpected,
+        }
+    }
+}
+
+impl From<DbError> for CliError {
+    fn from(e: DbError) -> Self {
+        CliError::new(Exit::Unexpected, e.to_string())
+    }
+}
+
+impl From<IngestError> for CliError {
+    fn from(e: IngestError) -> Self {
+        let exit = match e {
+            IngestError::Invalid { .. } | IngestError::Conflict { .. } | IngestError::Io { .. } => Exit::InvalidInput,
+            IngestError::Db(_) => Exit::Unexpected,
+        };
+        CliError::new(exit, e.to_string())
+    }
+}
+
+type Result<T> = std::result::Result<T, CliError>;
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum ReportFormat {
+    Txt,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum TableFormat {
+    Table,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Replace a run already stored from a different file.
+    #[arg(long)]
+    pub replace: bool,
+    /// Artifact (`infer profile` JSONL) or server telemetry (`collect-server` JSONL) files.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: TableFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Export the run's server telemetry instead of its artifact.
+    #[arg(long)]
+    pub telemetry: bool,
+    /// Write to FILE instead of stdout.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The run id (see `stormlog runs`).
+    pub run: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "txt")]
+    pub format: ReportFormat,
+    /// Write the report to FILE (parent directories are created).
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The run id (see `stormlog runs`).
+    pub run: String,
+}
+
+/// The reference's `stormlog infer analyze` flags.
+#[derive(Debug, Args)]
+pub struct AnalyzeArgs {
+    /// The profile artifact (JSONL written by `infer profile`).
+    pub artifact: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "txt")]
+    pub format: ReportFormat,
+    /// Write the report to FILE (parent directories are created).
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Server telemetry from `collect-server` (repeatable).
+    #[arg(long = "server-telemetry", value_name = "FILE")]
+    pub server_telemetry: Vec<PathBuf>,
+    /// Declare that the client reached the observed server directly (no proxy).
+    #[arg(long = "direct-server")]
+    pub direct_server: bool,
+    /// vLLM spans (OTLP JSON or one span per line) to join (repeatable).
+    #[arg(long = "vllm-spans", value_name = "FILE")]
+    pub vllm_spans: Vec<PathBuf>,
+    /// Server clock minus client clock, in ns, for a server on another host.
+    #[arg(long = "clock-offset-ns", value_name = "NS", allow_hyphen_values = true)]
+    pub clock_offset_ns: Option<i64>,
+    /// Uncertainty of --clock-offset-ns, in ns.
+    #[arg(long = "clock-uncertainty-ns", value_name = "NS", allow_hyphen_values = true)]
+    pub clock_uncertainty_ns: Option<i64>,
+    /// An SLO criterion KEY:MS, e.g. ttft:200 (repeatable); replaces a recorded policy.
+    #[arg(long, value_name = "KEY:MS")]
+    pub slo: Vec<String>,
+    /// An SLO policy file (JSON, or TOML); replaces a recorded policy.
+    #[arg(long = "slo-file", value_name = "FILE")]
+    pub slo_file: Option<PathBuf>,
+}
+
+pub fn run(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit> {
+    match command {
+        Command::Ingest(a) => cmd_ingest(a, out, err),
+        Command::Runs(a) => cmd_runs(a, out),
+        Command::Export(a) => cmd_export(a, out),
+        Command::Report(a) => cmd_report(a, out, err),
+        Command::Analyze(a) | Command::Infer { command: InferCommand::Analyze(a) } => cmd_analyze(a, out, err),
+    }
+}
+
+fn cmd_ingest(a: IngestArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Result<Exit> {
+    let mut conn = db::open(&a.db.db, Mode::ReadWrite)?;
+    let opts = ingest::Options {
+        replace: a.replace,
+        progress: true,
+    };
+    let mut failures: Vec<CliError> = Vec::new();
+    for path in &a.files {
+        let started = std::time::Instant::now();
+        match ingest::ingest_path(&mut conn, path, opts) {
+            Ok(done) => {
+                let what = match done.kind {
+                    Kind::Artifact => "artifact",
+                    Kind::Telemetry => "telemetry",
+                };
+                let verb = match done.outcome {
+                    Outcome::Added => "ingested",
+                    Outcome::Replaced => "replaced",
+                    Outcome::Unchanged => "unchanged (already ingested)",
+                };
+                writeln!(
+                    out,
+                    "{}: {what} {verb}: run {}, {} records, {:.1} MB in {:.2} s",
+                    path.display(),
+                    done.run_id,
+                    done.records,
+                    done.bytes as f64 / 1e6,
+                    started.elapsed().as_secs_f64()
+                )?;
+            }
+            Err(e) => failures.push(e.into()),
+        }
+    }
+    match failures.len() {
+        0 => Ok(Exit::Ok),
+        1 => Err(failures.remove(0)),
+        _ => {
+            let exit = failures.iter().map(|f| f.exit).max_by_key(|e| e.code()).unwrap_or(Exit::InvalidInput);
+            let msg = failures.iter().map(|f| f.message.clone()).collect::<Vec<_>>().join("\nError: ");
+            Err(CliError::new(exit, msg))
+        }
+    }
+}
+
+fn cmd_runs(a: RunsArgs, out: &mut dyn Write) -> Result<Exit> {
+    let conn = db::open(&a.db.db, Mode::ReadWrite)?;
+    let rows = crate::db::runs::list(&conn)?;
+    match a.format {
+        TableFormat::Json => {
+            let v: Vec<Value> = rows
+                .iter()
+                .map(|r| {
+                    json!({"run_id": r.run_id, "started_at_ns": r.started_at_ns, "started_at": r.started_at_ns.map(|ns| crate::util::iso8601_utc((ns / 1_000_000_000) as u64)),
+                           "model": r.model, "endpoint": r.endpoint, "artifact": r.artifact_name, "cases": r.cases,
+                           "requests": r.requests, "failures": r.failures, "telemetry_files": r.telemetry_files,
+                           "telemetry_samples": r.telemetry_samples, "telemetry": r.telemetry_files > 0})
+                })
+                .collect();
+            writeln!(out, "{}", serde_json::to_string_pretty(&v).unwrap_or_default())?;
+        }
+        TableFormat::Table => {
+            let header = ["RUN", "STARTED (UTC)", "MODEL", "ENDPOINT", "CASES", "REQUESTS", "FAILURES", "TELEMETRY"];
+            let body: Vec<Vec<String>> = rows
+                .iter()
+                .map(|r| {
+                    vec![
+                        r.run_id.clone(),
+                        r.started_at_ns.map_or("-".into(), |ns| crate::util::iso8601_utc((ns / 1_000_000_000) as u64)),
+                        r.model.clone().unwrap_or_else(|| "-".into()),
+                        r.endpoint.clone().unwrap_or_else(|| "-".into()),
+                        r.cases.to_string(),
+                        r.requests.to_string(),
+                        r.failures.to_string(),
+                        if r.telemetry_files > 0 { format!("{} samples", r.telemetry_samples) } else { "no".into() },
+                    ]
+                })
+                .collect();
+            out.write_all(crate::util::table(&header, &body).as_bytes())?;
+            if rows.is_empty() {
+                writeln!(out, "(no runs; `stormlog ingest FILE` adds one)")?;
+            }
+        }
+    }
+    Ok(Exit::Ok)
+}
+
+fn cmd_export(a: ExportArgs, out: &mut dyn Write) -> Result<Exit> {
+    let conn = db::open(&a.db.db, Mode::ReadWrite)?;
+    let run = crate::db::runs::resolve(&conn, &a.run)?;
+    let text = if a.telemetry {
+        crate::db::runs::export_telemetry(&conn, &run)?
+    } else {
+        crate::db::runs::export_artifact(&conn, &run)?
+    };
+    match a.output {
+        Some(path) => write_file(&path, &text)?,
+        None => out.write_all(text.as_bytes())?,
+    }
+    Ok(Exit::Ok)
+}
+
+fn write_file(path: &Path, text: &str) -> Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| CliError::new(Exit::Unexpected, format!("{}: {e}", parent.display())))?;
+    }
+    std::fs::write(path, text).map_err(|e| CliError::new(Exit::Unexpected, format!("{}: {e}", path.display())))
+}
+
+fn emit(rep: &report::Report, format: ReportFormat, output: Option<&Path>, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit> {
+    for w in &rep.warnings {
+        writeln!(err, "Warning: {w}")?;
+    }
+    let text = match format {
+        ReportFormat::Json => rep.to_json(),
+        ReportFormat::Txt => rep.to_text(),
+    };
+    match output {
+        Some(path) => {
+            write_file(path, &text)?;
+            writeln!(out, "Analysis report saved to: {}", path.display())?;
+        }
+        None => out.write_all(text.as_bytes())?,
+    }
+    Ok(Exit::Ok)
+}
+
+fn cmd_report(a: ReportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit> {
+    let conn = db::open(&a.db.db, Mode::ReadWrite)?;
+    let run = crate::db::runs::resolve(&conn, &a.run)?;
+    let data = crate::db::store::load_run(&conn, &run)?;
+    let rep = report::build(&data, &report::Options::default());
+    emit(&rep, a.format, a.output.as_deref(), out, err)
+}
+
+fn cmd_analyze(a: AnalyzeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit> {
+    if !a.artifact.exists() {
+        return Err(CliError::new(Exit::InvalidInput, format!("Input file '{}' not found", a.artifact.display())));
+    }
+    if !a.slo.is_empty() && a.slo_file.is_some() {
+        return Err(CliError::new(Exit::Usage, "use --slo or --slo-file, not both"));
+    }
+    let mut conn = db::open_memory()?;
+    let done = ingest::ingest_artifact(&mut conn, &a.artifact, ingest::Options::default())?;
+    let data = crate::db::store::load_run(&conn, &done.run_id)?;
+    let rep = report::build(&data, &report::Options::default());
+    emit(&rep, a.format, a.output.as_deref(), out, err)
+}
