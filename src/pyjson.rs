@@ -472,7 +472,7 @@ impl Style<'_> {
     fn newline(&self, out: &mut String, level: usize) {
         if let Some(n) = self.indent {
             out.push('\n');
-            out.extend(std::iter::repeat(' ').take(n * level));
+            out.extend(std::iter::repeat_n(' ', n * level));
         }
     }
 }

@@ -20,7 +20,10 @@ macro_rules! query {
 }
 
 query!(INGEST_DELETE_CACHE_STATES, "ingest/delete_cache_states");
-query!(INGEST_DELETE_CLOCK_ALIGNMENTS, "ingest/delete_clock_alignments");
+query!(
+    INGEST_DELETE_CLOCK_ALIGNMENTS,
+    "ingest/delete_clock_alignments"
+);
 query!(INGEST_DELETE_CONTEXTS, "ingest/delete_contexts");
 query!(INGEST_DELETE_PHASE_WINDOWS, "ingest/delete_phase_windows");
 query!(INGEST_DELETE_RECORDS, "ingest/delete_records");
@@ -35,7 +38,10 @@ query!(INSERT_CACHE_STATES, "ingest/insert_cache_states");
 query!(INSERT_CLOCK_ALIGNMENTS, "ingest/insert_clock_alignments");
 query!(INGEST_INSERT_CONTEXT, "ingest/insert_context");
 query!(INSERT_PHASE_WINDOWS, "ingest/insert_phase_windows");
-query!(INGEST_INSERT_PLACEHOLDER_RUN, "ingest/insert_placeholder_run");
+query!(
+    INGEST_INSERT_PLACEHOLDER_RUN,
+    "ingest/insert_placeholder_run"
+);
 query!(INGEST_INSERT_RECORD, "ingest/insert_record");
 query!(INSERT_REQUESTS, "ingest/insert_requests");
 query!(INGEST_INSERT_RUN, "ingest/insert_run");

@@ -60,16 +60,6 @@ pub fn progress_bar(enabled: bool, total: u64, path: &Path) -> Option<indicatif:
     Some(bar)
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn iso_dates() {
-        assert_eq!(super::iso8601_utc(0), "1970-01-01T00:00:00Z");
-        assert_eq!(super::iso8601_utc(1_795_961_268), "2026-11-29T14:07:48Z");
-        assert_eq!(super::iso8601_utc(951_782_400), "2000-02-29T00:00:00Z");
-    }
-}
-
 /// Left-aligned columns for a terminal, two spaces apart.
 pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
@@ -98,4 +88,14 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
         line(row.iter().map(String::as_str).collect());
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn iso_dates() {
+        assert_eq!(super::iso8601_utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(super::iso8601_utc(1_795_961_268), "2026-11-29T14:07:48Z");
+        assert_eq!(super::iso8601_utc(951_782_400), "2000-02-29T00:00:00Z");
+    }
 }

@@ -15,7 +15,9 @@ use crate::pyjson;
 /// A float, or null when absent or not finite.
 pub fn fnum(v: Option<f64>) -> Value {
     match v {
-        Some(x) if x.is_finite() => serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number),
+        Some(x) if x.is_finite() => {
+            serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
+        }
         _ => Value::Null,
     }
 }
@@ -83,7 +85,11 @@ fn ns_of(v: &Value) -> Option<i64> {
 /// A measured interval (§4.2.4).
 pub fn interval(kind: &str, start: i64, end: i64, cohort: &str) -> Value {
     let d = end - start;
-    let seconds = if d > 0 { fnum(Some(d as f64 / 1e9)) } else { Value::Null };
+    let seconds = if d > 0 {
+        fnum(Some(d as f64 / 1e9))
+    } else {
+        Value::Null
+    };
     json!({"kind": kind, "started_at_ns": start, "ended_at_ns": end, "seconds": seconds, "numerator_cohort": cohort})
 }
 
@@ -108,8 +114,13 @@ fn workload_bounds(w: &Value) -> Option<(Option<i64>, Option<f64>)> {
         return None;
     }
     let count = pyjson::get(m, "request_count");
-    let count = if pyjson::is_int(count) { count.as_i64() } else { None };
-    let dur = pyjson::number(pyjson::get(m, "duration_seconds")).filter(|_| !pyjson::get(m, "duration_seconds").is_boolean());
+    let count = if pyjson::is_int(count) {
+        count.as_i64()
+    } else {
+        None
+    };
+    let dur = pyjson::number(pyjson::get(m, "duration_seconds"))
+        .filter(|_| !pyjson::get(m, "duration_seconds").is_boolean());
     Some((count, dur))
 }
 
@@ -120,7 +131,10 @@ fn seed_of(w: &Value) -> i64 {
 fn recomputed_scheduled(w: &Value, case_key: &str) -> Option<i64> {
     let entry = workload_case(w, case_key)?;
     let spec = schedule::spec_from_json(pyjson::get(entry, "arrival"))?;
-    if matches!(spec.mode, schedule::ArrivalMode::Closed | schedule::ArrivalMode::Replay) {
+    if matches!(
+        spec.mode,
+        schedule::ArrivalMode::Closed | schedule::ArrivalMode::Replay
+    ) {
         return None;
     }
     let (count, dur) = workload_bounds(w)?;
@@ -215,7 +229,13 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
     for r in reqs {
         if !matches!(
             r.status.as_str(),
-            "ok" | "error" | "timeout" | "cancelled" | "rejected" | "dropped" | "unreachable" | "delivery_unknown"
+            "ok" | "error"
+                | "timeout"
+                | "cancelled"
+                | "rejected"
+                | "dropped"
+                | "unreachable"
+                | "delivery_unknown"
         ) {
             *other.entry(r.status.clone()).or_insert(0) += 1;
         }
@@ -245,7 +265,10 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
     if idx.len() != reqs.len() {
         if let Some(s) = scheduled {
             if s != reqs.len() as i64 {
-                issues.push(format!("offered_differs_from_scheduled: {} of {s}", reqs.len()));
+                issues.push(format!(
+                    "offered_differs_from_scheduled: {} of {s}",
+                    reqs.len()
+                ));
             }
         }
     } else {
@@ -275,7 +298,11 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
     let outside = reqs
         .iter()
         .filter(|r| match (r.started_at_ns, r.ended_at_ns) {
-            (Some(s), Some(e)) => s > e || w_start.is_some_and(|ws| s < ws) || w_drained.is_some_and(|wd| e > wd + 1_000_000_000),
+            (Some(s), Some(e)) => {
+                s > e
+                    || w_start.is_some_and(|ws| s < ws)
+                    || w_drained.is_some_and(|wd| e > wd + 1_000_000_000)
+            }
             _ => true,
         })
         .count();
@@ -284,15 +311,23 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
     }
     match window {
         None if w.is_some() => issues.push("phase_window_missing".into()),
-        Some(_) if w_start.is_none() || w_drained.is_none() => issues.push("phase_window_incomplete".into()),
+        Some(_) if w_start.is_none() || w_drained.is_none() => {
+            issues.push("phase_window_incomplete".into())
+        }
         _ => {}
     }
     let cohort_valid = issues.is_empty();
-    if reqs.iter().any(|r| r.request_index.is_none() && !r.request_index_is_bool) {
+    if reqs
+        .iter()
+        .any(|r| r.request_index.is_none() && !r.request_index_is_bool)
+    {
         issues.push("request_index_unrecorded".into());
     }
     if let Some(wn) = window {
-        let n = pyjson::int_value(pyjson::get(pyjson::get(wn, "abandoned_requests"), "still_running"));
+        let n = pyjson::int_value(pyjson::get(
+            pyjson::get(wn, "abandoned_requests"),
+            "still_running",
+        ));
         if n != 0 {
             issues.push(format!("abandoned_requests_at_start: {n}"));
         }
@@ -303,13 +338,25 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
         Some(adm) => {
             let seen: Vec<&&Request> = reqs
                 .iter()
-                .filter(|r| r.status != "dropped" && r.x_request_id.as_str().is_some_and(|x| adm.contains(x)))
+                .filter(|r| {
+                    r.status != "dropped"
+                        && r.x_request_id.as_str().is_some_and(|x| adm.contains(x))
+                })
                 .collect();
             let good = seen
                 .iter()
-                .filter(|r| !matches!(r.status.as_str(), "dropped" | "unreachable" | "delivery_unknown" | "rejected"))
+                .filter(|r| {
+                    !matches!(
+                        r.status.as_str(),
+                        "dropped" | "unreachable" | "delivery_unknown" | "rejected"
+                    )
+                })
                 .count();
-            let cov = if accepted == 0 { Value::Null } else { fnum(Some(good as f64 / accepted as f64)) };
+            let cov = if accepted == 0 {
+                Value::Null
+            } else {
+                fnum(Some(good as f64 / accepted as f64))
+            };
             (json!(seen.len()), cov)
         }
     };
@@ -322,10 +369,19 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
         "cohort_valid": cohort_valid, "issues": issues,
     });
     let intervals = intervals(ctx, case_key, reqs, window, scheduled);
-    Population { population, intervals }
+    Population {
+        population,
+        intervals,
+    }
 }
 
-fn intervals(ctx: &RunContext, case_key: &str, reqs: &[&Request], window: Option<&Value>, scheduled: Option<i64>) -> Value {
+fn intervals(
+    ctx: &RunContext,
+    case_key: &str,
+    reqs: &[&Request],
+    window: Option<&Value>,
+    scheduled: Option<i64>,
+) -> Value {
     let w = ctx.workload;
     let empty = |reason: Option<&str>, rate: Value| {
         json!({"rate": rate, "scheduled_window": null, "dispatch_window": null, "drain": null,
@@ -336,19 +392,37 @@ fn intervals(ctx: &RunContext, case_key: &str, reqs: &[&Request], window: Option
         if w.is_some() {
             return empty(Some("phase_window_missing"), Value::Null);
         }
-        let spans: Vec<(i64, i64)> = reqs.iter().filter_map(|r| Some((r.started_at_ns?, r.ended_at_ns?))).collect();
-        let rate = match (spans.iter().map(|s| s.0).min(), spans.iter().map(|s| s.1).max()) {
+        let spans: Vec<(i64, i64)> = reqs
+            .iter()
+            .filter_map(|r| Some((r.started_at_ns?, r.ended_at_ns?)))
+            .collect();
+        let rate = match (
+            spans.iter().map(|s| s.0).min(),
+            spans.iter().map(|s| s.1).max(),
+        ) {
             (Some(a), Some(b)) => interval("request_span", a, b, "all_measured"),
             _ => Value::Null,
         };
         return empty(Some("no_phase_window"), rate);
     };
-    let (Some(started), Some(drained)) = (ns_of(pyjson::get(wn, "started_at_ns")), ns_of(pyjson::get(wn, "drained_at_ns"))) else {
+    let (Some(started), Some(drained)) = (
+        ns_of(pyjson::get(wn, "started_at_ns")),
+        ns_of(pyjson::get(wn, "drained_at_ns")),
+    ) else {
         return empty(Some("phase_window_incomplete"), Value::Null);
     };
     let measured_span = interval("measured_span", started, drained, "all_measured");
-    let drain = interval("drain", pyjson::int_value(pyjson::get(wn, "window_ended_at_ns")), drained, "all_measured");
-    let sends: Vec<i64> = reqs.iter().filter(|r| r.status != "dropped").filter_map(|r| r.started_at_ns).collect();
+    let drain = interval(
+        "drain",
+        pyjson::int_value(pyjson::get(wn, "window_ended_at_ns")),
+        drained,
+        "all_measured",
+    );
+    let sends: Vec<i64> = reqs
+        .iter()
+        .filter(|r| r.status != "dropped")
+        .filter_map(|r| r.started_at_ns)
+        .collect();
     let dispatch = match (sends.iter().min(), sends.iter().max()) {
         (Some(a), Some(b)) => interval("dispatch_window", *a, *b, "all_measured"),
         _ => Value::Null,
@@ -390,7 +464,12 @@ fn intervals(ctx: &RunContext, case_key: &str, reqs: &[&Request], window: Option
 }
 
 /// `latency_ms`, `throughput`, `tokens`, `memory` (client-local) and `request_count` (§4.1).
-pub fn request_figures(reqs: &[&Request], samples: &[SystemSample], rate_interval: &Value, out: &mut Map<String, Value>) {
+pub fn request_figures(
+    reqs: &[&Request],
+    samples: &[SystemSample],
+    rate_interval: &Value,
+    out: &mut Map<String, Value>,
+) {
     let ok: Vec<&Request> = reqs.iter().copied().filter(|r| r.is_ok()).collect();
     let e2e = nums(&ok, |r| r.e2e_latency_ms);
     let ttft = nums(&ok, |r| r.ttft_ms);
@@ -427,7 +506,10 @@ pub fn request_figures(reqs: &[&Request], samples: &[SystemSample], rate_interva
     let sources: BTreeSet<String> = ok.iter().map(|r| r.output_token_source.clone()).collect();
     out.insert("tokens".into(), json!({"output_tokens": out_tokens, "total_tokens": total_tokens, "output_token_sources": sources}));
     let window = {
-        let b: Vec<(i64, i64)> = ok.iter().filter_map(|r| Some((r.started_at_ns?, r.ended_at_ns?))).collect();
+        let b: Vec<(i64, i64)> = ok
+            .iter()
+            .filter_map(|r| Some((r.started_at_ns?, r.ended_at_ns?)))
+            .collect();
         b.iter().map(|x| x.0).min().zip(b.iter().map(|x| x.1).max())
     };
     let (mut dev, mut rss): (Option<i64>, Option<i64>) = (None, None);
@@ -455,7 +537,11 @@ pub fn request_figures(reqs: &[&Request], samples: &[SystemSample], rate_interva
 /// `arrivals` (§4.3).
 pub fn arrivals(reqs: &[&Request], window: Option<&Value>) -> Value {
     let modes: BTreeSet<&str> = reqs.iter().map(|r| r.arrival_mode.as_str()).collect();
-    let mode = if modes.len() == 1 { modes.iter().next().copied().unwrap_or("closed").to_owned() } else { "mixed".to_owned() };
+    let mode = if modes.len() == 1 {
+        modes.iter().next().copied().unwrap_or("closed").to_owned()
+    } else {
+        "mixed".to_owned()
+    };
     let dropped = reqs.iter().filter(|r| r.status == "dropped").count();
     let mut failed: BTreeMap<String, i64> = BTreeMap::new();
     for r in reqs {
@@ -463,15 +549,24 @@ pub fn arrivals(reqs: &[&Request], window: Option<&Value>) -> Value {
             *failed.entry(r.status.clone()).or_insert(0) += 1;
         }
     }
-    let held = reqs.iter().filter(|r| r.held_for_slot && r.status != "dropped").count();
-    let peak = reqs.iter().filter_map(|r| finite(r.in_flight_at_dispatch)).map(|x| x.trunc() as i64).max();
+    let held = reqs
+        .iter()
+        .filter(|r| r.held_for_slot && r.status != "dropped")
+        .count();
+    let peak = reqs
+        .iter()
+        .filter_map(|r| finite(r.in_flight_at_dispatch))
+        .map(|x| x.trunc() as i64)
+        .max();
     let offered_rate = if mode == "closed" {
         Value::Null
     } else {
         let mut t: Vec<i64> = reqs.iter().filter_map(|r| r.intended_at_ns).collect();
         t.sort_unstable();
         match (t.first(), t.last()) {
-            (Some(a), Some(b)) if t.len() >= 2 && a != b => fnum(Some((t.len() - 1) as f64 / ((b - a) as f64 / 1e9))),
+            (Some(a), Some(b)) if t.len() >= 2 && a != b => {
+                fnum(Some((t.len() - 1) as f64 / ((b - a) as f64 / 1e9)))
+            }
             _ => Value::Null,
         }
     };
@@ -482,7 +577,10 @@ pub fn arrivals(reqs: &[&Request], window: Option<&Value>) -> Value {
             ns_of(pyjson::get(wn, "window_ended_at_ns")),
             ns_of(pyjson::get(wn, "drained_at_ns")),
         ) {
-            (Some(s), Some(we), Some(d)) => (fnum(Some((we - s).max(0) as f64 / 1e9)), fnum(Some((d - we).max(0) as f64 / 1e9))),
+            (Some(s), Some(we), Some(d)) => (
+                fnum(Some((we - s).max(0) as f64 / 1e9)),
+                fnum(Some((d - we).max(0) as f64 / 1e9)),
+            ),
             _ => (Value::Null, Value::Null),
         },
         None => (Value::Null, Value::Null),
@@ -498,7 +596,11 @@ pub fn arrivals(reqs: &[&Request], window: Option<&Value>) -> Value {
 
 /// `prompts` (§4.4).
 pub fn prompts(reqs: &[&Request], window: Option<&Value>) -> Value {
-    let sent: Vec<&Request> = reqs.iter().copied().filter(|r| r.status != "dropped").collect();
+    let sent: Vec<&Request> = reqs
+        .iter()
+        .copied()
+        .filter(|r| r.status != "dropped")
+        .collect();
     let modes: BTreeSet<&str> = sent.iter().map(|r| r.prompt_mode.as_str()).collect();
     let mode = match modes.len() {
         0 => Value::Null,
@@ -506,7 +608,13 @@ pub fn prompts(reqs: &[&Request], window: Option<&Value>) -> Value {
         _ => json!("mixed"),
     };
     let distinct = |f: &dyn Fn(&Request) -> &Value| {
-        let n = sent.iter().map(|r| f(r)).filter(|v| !v.is_null()).map(canonical).collect::<HashSet<_>>().len();
+        let n = sent
+            .iter()
+            .map(|r| f(r))
+            .filter(|v| !v.is_null())
+            .map(canonical)
+            .collect::<HashSet<_>>()
+            .len();
         if n == 0 {
             Value::Null
         } else {
@@ -533,11 +641,21 @@ pub fn lengths(reqs: &[&Request]) -> Value {
 /// `cache` (§4.6).
 pub fn cache(record: Option<&Value>) -> Value {
     match record {
-        None => json!({"requested": "unspecified", "reset": null, "attempted": null, "acknowledged": null,
-                       "verified": "unverified", "reason": "the artifact does not record a cache state", "run_kind": null}),
+        None => {
+            json!({"requested": "unspecified", "reset": null, "attempted": null, "acknowledged": null,
+                       "verified": "unverified", "reason": "the artifact does not record a cache state", "run_kind": null})
+        }
         Some(r) => {
             let mut m = Map::new();
-            for k in ["requested", "reset", "attempted", "acknowledged", "verified", "reason", "run_kind"] {
+            for k in [
+                "requested",
+                "reset",
+                "attempted",
+                "acknowledged",
+                "verified",
+                "reason",
+                "run_kind",
+            ] {
                 m.insert(k.into(), pyjson::get(r, k).clone());
             }
             Value::Object(m)
@@ -547,10 +665,23 @@ pub fn cache(record: Option<&Value>) -> Value {
 
 /// `streaming` (§4.8).
 pub fn streaming(reqs: &[&Request]) -> Value {
-    let streamed: Vec<&Request> = reqs.iter().copied().filter(|r| r.is_ok() && r.stream && finite(r.ttft_ms).is_some()).collect();
-    let chunks: Vec<f64> = streamed.iter().map(|r| (r.chunk_gaps.iter().filter(|g| g.is_finite()).count() + 1) as f64).collect();
-    let gaps: Vec<f64> = streamed.iter().flat_map(|r| r.chunk_gaps.iter().copied().filter(|g| g.is_finite())).collect();
-    let usage: Vec<&&Request> = streamed.iter().filter(|r| r.output_token_source == "server_usage").collect();
+    let streamed: Vec<&Request> = reqs
+        .iter()
+        .copied()
+        .filter(|r| r.is_ok() && r.stream && finite(r.ttft_ms).is_some())
+        .collect();
+    let chunks: Vec<f64> = streamed
+        .iter()
+        .map(|r| (r.chunk_gaps.iter().filter(|g| g.is_finite()).count() + 1) as f64)
+        .collect();
+    let gaps: Vec<f64> = streamed
+        .iter()
+        .flat_map(|r| r.chunk_gaps.iter().copied().filter(|g| g.is_finite()))
+        .collect();
+    let usage: Vec<&&Request> = streamed
+        .iter()
+        .filter(|r| r.output_token_source == "server_usage")
+        .collect();
     let mean_tokens = if usage.is_empty() {
         Value::Null
     } else {
@@ -590,7 +721,13 @@ pub fn latency(reqs: &[&Request], metrics: &[(&str, &str, &MetricFn)]) -> Value 
         let timeouts: Option<Vec<f64>> = if *key == "client.e2e" && f > 0 {
             reqs.iter()
                 .filter(|r| !r.is_ok())
-                .map(|r| if r.status == "timeout" { finite(r.e2e_latency_ms) } else { None })
+                .map(|r| {
+                    if r.status == "timeout" {
+                        finite(r.e2e_latency_ms)
+                    } else {
+                        None
+                    }
+                })
                 .collect()
         } else {
             None
@@ -609,13 +746,25 @@ pub fn latency(reqs: &[&Request], metrics: &[(&str, &str, &MetricFn)]) -> Value 
             );
             let np = n + missing + f;
             let est = if missing > 0 || (n == 0 && f == 0) {
-                let reason = if missing > 0 { "successful_values_missing" } else { "no_values" };
+                let reason = if missing > 0 {
+                    "successful_values_missing"
+                } else {
+                    "no_values"
+                };
                 json!({"value_ms": null, "n": np, "sufficient": np >= nmin, "n_min": nmin, "n_min_exists": nexist,
                        "penalized": false, "observed_lower_bound_ms": null, "reason": reason, "interval": null})
             } else {
-                let level = if n == 0 { f64::INFINITY } else { p * np as f64 / n as f64 };
+                let level = if n == 0 {
+                    f64::INFINITY
+                } else {
+                    p * np as f64 / n as f64
+                };
                 let penalized = level > 1.0;
-                let value = if penalized { Value::Null } else { fnum(percentile(&sorted, level)) };
+                let value = if penalized {
+                    Value::Null
+                } else {
+                    fnum(percentile(&sorted, level))
+                };
                 let bound = match (&timeouts, penalized) {
                     (Some(extra), true) => {
                         let mut all = sorted.clone();
@@ -645,7 +794,9 @@ pub fn latency(reqs: &[&Request], metrics: &[(&str, &str, &MetricFn)]) -> Value 
         let mut missing = 0;
         for r in &rs {
             let v = finite(r.e2e_latency_ms).or_else(|| match (r.started_at_ns, r.ended_at_ns) {
-                (Some(s), Some(e)) if r.status != "dropped" && e >= s => Some((e - s) as f64 / 1_000_000.0),
+                (Some(s), Some(e)) if r.status != "dropped" && e >= s => {
+                    Some((e - s) as f64 / 1_000_000.0)
+                }
                 _ => None,
             });
             match v {
@@ -669,7 +820,9 @@ pub fn latency(reqs: &[&Request], metrics: &[(&str, &str, &MetricFn)]) -> Value 
 fn interval_json(i: Option<sufficiency::Interval>) -> Value {
     match i {
         None => Value::Null,
-        Some(i) => json!({"lower_rank": i.lower_rank, "upper_rank": i.upper_rank, "lower_ms": fnum(Some(i.lower_ms)),
-                          "upper_ms": fnum(i.upper_ms), "width_ms": fnum(i.width_ms), "coverage": fnum(Some(i.coverage))}),
+        Some(i) => {
+            json!({"lower_rank": i.lower_rank, "upper_rank": i.upper_rank, "lower_ms": fnum(Some(i.lower_ms)),
+                          "upper_ms": fnum(i.upper_ms), "width_ms": fnum(i.width_ms), "coverage": fnum(Some(i.coverage))})
+        }
     }
 }

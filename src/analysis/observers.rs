@@ -51,7 +51,13 @@ fn not_requested(configured: Value, settings: Value, unjudged: Vec<&str>) -> Val
 }
 
 /// The requested form: active/healthy over the judged phases.
-fn requested(configured: Value, settings: Value, phases: Map<String, Value>, unjudged: Vec<&str>, run_healthy: Option<bool>) -> Value {
+fn requested(
+    configured: Value,
+    settings: Value,
+    phases: Map<String, Value>,
+    unjudged: Vec<&str>,
+    run_healthy: Option<bool>,
+) -> Value {
     let judged: Vec<&Value> = phases.values().filter(|p| !p["active"].is_null()).collect();
     let (active, healthy) = if !phases.is_empty() && judged.is_empty() {
         (Value::Null, Value::Null)
@@ -60,7 +66,10 @@ fn requested(configured: Value, settings: Value, phases: Map<String, Value>, unj
     } else if run_healthy != Some(true) {
         (json!(true), json!(run_healthy))
     } else {
-        (json!(true), json!(judged.iter().all(|p| p["healthy"] == json!(true))))
+        (
+            json!(true),
+            json!(judged.iter().all(|p| p["healthy"] == json!(true))),
+        )
     };
     json!({"requested": true, "configured": configured, "active": active, "healthy": healthy,
            "settings": settings, "phases": phases, "unjudged": unjudged})
@@ -93,7 +102,11 @@ fn sampler(data: &RunData, cfg: &Value, phases: &[Phase]) -> Value {
                     unjudged_phase("the phase is shorter than one sample interval")
                 } else {
                     let enough = count as f64 >= 0.9 * expected as f64;
-                    let reasons = if enough { vec![] } else { vec![format!("{count} samples of {expected} expected")] };
+                    let reasons = if enough {
+                        vec![]
+                    } else {
+                        vec![format!("{count} samples of {expected} expected")]
+                    };
                     phase_state(count > 0, enough, reasons)
                 }
             }
@@ -104,7 +117,13 @@ fn sampler(data: &RunData, cfg: &Value, phases: &[Phase]) -> Value {
     if iv.is_some() {
         requested(json!(true), settings, judged, vec![], Some(true))
     } else {
-        requested(json!(true), settings, judged, vec!["sample_interval_unrecorded"], None)
+        requested(
+            json!(true),
+            settings,
+            judged,
+            vec!["sample_interval_unrecorded"],
+            None,
+        )
     }
 }
 
@@ -131,7 +150,10 @@ pub fn observers(data: &RunData, extra: &Map<String, Value>) -> Value {
     let phases = phases(data);
     let mut obs: Vec<(String, Value)> = Vec::new();
     obs.push(("system_sampler".into(), sampler(data, &cfg, &phases)));
-    let vllm_metrics = extra.get("vllm_metrics").cloned().unwrap_or_else(|| not_requested(Value::Null, Value::Null, vec![]));
+    let vllm_metrics = extra
+        .get("vllm_metrics")
+        .cloned()
+        .unwrap_or_else(|| not_requested(Value::Null, Value::Null, vec![]));
     obs.push(("vllm_metrics".into(), vllm_metrics));
     let vllm_spans = extra
         .get("vllm_spans")
@@ -140,10 +162,21 @@ pub fn observers(data: &RunData, extra: &Map<String, Value>) -> Value {
     obs.push(("vllm_spans".into(), vllm_spans));
     let trace = extra.get("trace").cloned().unwrap_or_else(|| {
         let has_key = cfg.as_object().is_some_and(|c| c.contains_key("trace"));
-        not_requested(Value::Null, Value::Null, if has_key { vec![] } else { vec!["trace_settings_unrecorded"] })
+        not_requested(
+            Value::Null,
+            Value::Null,
+            if has_key {
+                vec![]
+            } else {
+                vec!["trace_settings_unrecorded"]
+            },
+        )
     });
     obs.push(("trace".into(), trace));
-    let execution = extra.get("execution").cloned().unwrap_or_else(|| not_requested(Value::Null, Value::Null, vec![]));
+    let execution = extra
+        .get("execution")
+        .cloned()
+        .unwrap_or_else(|| not_requested(Value::Null, Value::Null, vec![]));
     obs.push(("execution".into(), execution));
     for r in data.of_type("infer.treatments") {
         if let Some(items) = pyjson::get(r, "treatments").as_array() {

@@ -78,9 +78,7 @@ pub fn spec_from_json(arrival: &Value) -> Option<ArrivalSpec> {
     let size = burst_size(fields.get("burst_size")).ok()?;
     let interval = positive(fields.get("burst_interval_seconds")).ok()?;
     let burst = mode == ArrivalMode::Burst;
-    if mode.takes_rate() != rate.is_some()
-        || burst != size.is_some()
-        || burst != interval.is_some()
+    if mode.takes_rate() != rate.is_some() || burst != size.is_some() || burst != interval.is_some()
     {
         return None;
     }
@@ -137,7 +135,9 @@ pub struct PyRandom {
 
 impl std::fmt::Debug for PyRandom {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PyRandom").field("index", &self.index).finish()
+        f.debug_struct("PyRandom")
+            .field("index", &self.index)
+            .finish()
     }
 }
 
@@ -251,9 +251,20 @@ fn seed_words(magnitude: u128) -> Vec<u32> {
 
 /// The unbounded offsets of a schedule, in seconds from phase start.
 enum Offsets {
-    Fixed { rate: f64, index: u64 },
-    Burst { size: u64, interval: f64, index: u64 },
-    Poisson { rate: f64, rng: Box<PyRandom>, next: f64 },
+    Fixed {
+        rate: f64,
+        index: u64,
+    },
+    Burst {
+        size: u64,
+        interval: f64,
+        index: u64,
+    },
+    Poisson {
+        rate: f64,
+        rng: Box<PyRandom>,
+        next: f64,
+    },
 }
 
 impl Offsets {
@@ -484,7 +495,11 @@ mod tests {
         let draws: Vec<f64> = (0..3).map(|_| rng.expovariate(2.5)).collect();
         assert_eq!(
             draws,
-            [0.4080241149099204, 0.010131535617095556, 0.12864962562998622]
+            [
+                0.4080241149099204,
+                0.010131535617095556,
+                0.12864962562998622
+            ]
         );
     }
 
@@ -509,9 +524,11 @@ mod tests {
             let got = scheduled_endpoint(&poisson(rate), Some(count), None, seed);
             assert_eq!(got, Some(expected), "rate {rate} count {count} seed {seed}");
         }
-        for (rate, duration, seed, expected) in
-            [(10.0, 2.0, 0, 18), (2.5, 100.0, 42, 242), (50.0, 3.0, 7, 172)]
-        {
+        for (rate, duration, seed, expected) in [
+            (10.0, 2.0, 0, 18),
+            (2.5, 100.0, 42, 242),
+            (50.0, 3.0, 7, 172),
+        ] {
             let got = bounded_count(&poisson(rate), None, Some(duration), seed);
             assert_eq!(got, Some(expected), "rate {rate} duration {duration}");
         }
@@ -551,7 +568,10 @@ mod tests {
         assert_eq!(bounded_count(&closed, Some(3), None, 0), None);
         // Exactly the limit is fine; one more is refused.
         let fast = spec_from_json(&json!({"mode": "fixed-rate", "rate_per_second": 1e9})).unwrap();
-        assert_eq!(bounded_count(&fast, Some(1_000_000), None, 0), Some(1_000_000));
+        assert_eq!(
+            bounded_count(&fast, Some(1_000_000), None, 0),
+            Some(1_000_000)
+        );
         assert_eq!(bounded_count(&fast, Some(1_000_001), None, 0), None);
         assert_eq!(bounded_count(&fast, None, Some(1.0), 0), None);
     }
@@ -564,11 +584,20 @@ mod tests {
             Some(poisson(2.5))
         );
         // A bool is a number in Python: true is 1, false is 0.
-        assert_eq!(ok(json!({"mode": "poisson", "rate_per_second": true})), Some(poisson(1.0)));
-        assert_eq!(ok(json!({"mode": "poisson", "rate_per_second": false})), None);
+        assert_eq!(
+            ok(json!({"mode": "poisson", "rate_per_second": true})),
+            Some(poisson(1.0))
+        );
+        assert_eq!(
+            ok(json!({"mode": "poisson", "rate_per_second": false})),
+            None
+        );
         assert_eq!(ok(json!({"mode": "poisson", "rate_per_second": "2"})), None);
         assert_eq!(ok(json!({"mode": "poisson", "rate_per_second": 0})), None);
-        assert_eq!(ok(json!({"mode": "poisson", "rate_per_second": -1.0})), None);
+        assert_eq!(
+            ok(json!({"mode": "poisson", "rate_per_second": -1.0})),
+            None
+        );
         assert_eq!(ok(json!({"mode": "poisson"})), None);
         assert_eq!(ok(json!({"mode": "closed", "rate_per_second": 1})), None);
         assert_eq!(

@@ -106,9 +106,7 @@ fn coverage(n: usize, p: f64, lower: usize, upper: usize) -> f64 {
 /// 0.9, 0.95, 0.99. Cached per p. `usize::MAX` when p is not inside (0, 1)
 /// or no n up to 10,000,000 qualifies (the reference raises there).
 pub fn n_min(p: f64) -> usize {
-    cached(&N_MIN_CACHE, p, || {
-        smallest_n(|n| ranks(n, p).is_some())
-    })
+    cached(&N_MIN_CACHE, p, || smallest_n(|n| ranks(n, p).is_some()))
 }
 
 /// Smallest n for which any interval exists at all (the narrowest one,
@@ -430,7 +428,10 @@ mod tests {
         assert_eq!((got.lower_ms, got.upper_ms), (80.0, Some(180.0)));
         // Upper rank among the failures: the upper bound is unknown.
         let got = interval(&values[..15], 0.5, 10).unwrap();
-        assert_eq!((got.lower_ms, got.upper_ms, got.width_ms), (80.0, None, None));
+        assert_eq!(
+            (got.lower_ms, got.upper_ms, got.width_ms),
+            (80.0, None, None)
+        );
         // Lower rank among the failures: no interval.
         assert_eq!(interval(&values[..7], 0.5, 18), None);
         assert_eq!(interval(&values[..4], 0.5, 0), None);
@@ -457,7 +458,8 @@ mod tmp_compare {
     #[ignore]
     fn compare_file() {
         let text = std::fs::read_to_string("/tmp/ranks_ref.txt").unwrap();
-        let (mut total, mut rank_bad, mut cov_exact, mut cov_total, mut max_rel) = (0, 0, 0, 0, 0f64);
+        let (mut total, mut rank_bad, mut cov_exact, mut cov_total, mut max_rel) =
+            (0, 0, 0, 0, 0f64);
         let start = std::time::Instant::now();
         for line in text.lines() {
             let f: Vec<&str> = line.split(' ').collect();
@@ -466,20 +468,34 @@ mod tmp_compare {
             let got = super::ranks(n, p);
             total += 1;
             if f[2] == "none" {
-                if got.is_some() { rank_bad += 1; println!("{line} got {got:?}"); }
+                if got.is_some() {
+                    rank_bad += 1;
+                    println!("{line} got {got:?}");
+                }
                 continue;
             }
-            let (j, k, c): (usize, usize, f64) = (f[2].parse().unwrap(), f[3].parse().unwrap(), f[4].parse().unwrap());
+            let (j, k, c): (usize, usize, f64) = (
+                f[2].parse().unwrap(),
+                f[3].parse().unwrap(),
+                f[4].parse().unwrap(),
+            );
             match got {
                 Some(r) if r.lower == j && r.upper == k => {
                     cov_total += 1;
-                    if r.coverage == c { cov_exact += 1 } else {
+                    if r.coverage == c {
+                        cov_exact += 1
+                    } else {
                         let rel = ((r.coverage - c) / c).abs();
                         max_rel = max_rel.max(rel);
-                        if cov_total - cov_exact < 30 { println!("cov {line} got {:?} diff {:e}", r.coverage, r.coverage - c); }
+                        if cov_total - cov_exact < 30 {
+                            println!("cov {line} got {:?} diff {:e}", r.coverage, r.coverage - c);
+                        }
                     }
                 }
-                _ => { rank_bad += 1; println!("{line} got {got:?}"); }
+                _ => {
+                    rank_bad += 1;
+                    println!("{line} got {got:?}");
+                }
             }
         }
         println!("total {total} rank_bad {rank_bad} cov_exact {cov_exact}/{cov_total} max_rel {max_rel:e} time {:?}", start.elapsed());

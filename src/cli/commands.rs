@@ -48,7 +48,9 @@ impl From<DbError> for CliError {
 impl From<IngestError> for CliError {
     fn from(e: IngestError) -> Self {
         let exit = match e {
-            IngestError::Invalid { .. } | IngestError::Conflict { .. } | IngestError::Io { .. } => Exit::InvalidInput,
+            IngestError::Invalid { .. } | IngestError::Conflict { .. } | IngestError::Io { .. } => {
+                Exit::InvalidInput
+            }
             IngestError::Db(_) => Exit::Unexpected,
         };
         CliError::new(exit, e.to_string())
@@ -139,10 +141,18 @@ pub struct AnalyzeArgs {
     #[arg(long = "vllm-spans", value_name = "FILE")]
     pub vllm_spans: Vec<PathBuf>,
     /// Server clock minus client clock, in ns, for a server on another host.
-    #[arg(long = "clock-offset-ns", value_name = "NS", allow_hyphen_values = true)]
+    #[arg(
+        long = "clock-offset-ns",
+        value_name = "NS",
+        allow_hyphen_values = true
+    )]
     pub clock_offset_ns: Option<i64>,
     /// Uncertainty of --clock-offset-ns, in ns.
-    #[arg(long = "clock-uncertainty-ns", value_name = "NS", allow_hyphen_values = true)]
+    #[arg(
+        long = "clock-uncertainty-ns",
+        value_name = "NS",
+        allow_hyphen_values = true
+    )]
     pub clock_uncertainty_ns: Option<i64>,
     /// An SLO criterion KEY:MS, e.g. ttft:200 (repeatable); replaces a recorded policy.
     #[arg(long, value_name = "KEY:MS")]
@@ -158,7 +168,10 @@ pub fn run(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Result
         Command::Runs(a) => cmd_runs(a, out),
         Command::Export(a) => cmd_export(a, out),
         Command::Report(a) => cmd_report(a, out, err),
-        Command::Analyze(a) | Command::Infer { command: InferCommand::Analyze(a) } => cmd_analyze(a, out, err),
+        Command::Analyze(a)
+        | Command::Infer {
+            command: InferCommand::Analyze(a),
+        } => cmd_analyze(a, out, err),
     }
 }
 
@@ -199,8 +212,16 @@ fn cmd_ingest(a: IngestArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Resul
         0 => Ok(Exit::Ok),
         1 => Err(failures.remove(0)),
         _ => {
-            let exit = failures.iter().map(|f| f.exit).max_by_key(|e| e.code()).unwrap_or(Exit::InvalidInput);
-            let msg = failures.iter().map(|f| f.message.clone()).collect::<Vec<_>>().join("\nError: ");
+            let exit = failures
+                .iter()
+                .map(|f| f.exit)
+                .max_by_key(|e| e.code())
+                .unwrap_or(Exit::InvalidInput);
+            let msg = failures
+                .iter()
+                .map(|f| f.message.clone())
+                .collect::<Vec<_>>()
+                .join("\nError: ");
             Err(CliError::new(exit, msg))
         }
     }
@@ -220,22 +241,41 @@ fn cmd_runs(a: RunsArgs, out: &mut dyn Write) -> Result<Exit> {
                            "telemetry_samples": r.telemetry_samples, "telemetry": r.telemetry_files > 0})
                 })
                 .collect();
-            writeln!(out, "{}", serde_json::to_string_pretty(&v).unwrap_or_default())?;
+            writeln!(
+                out,
+                "{}",
+                serde_json::to_string_pretty(&v).unwrap_or_default()
+            )?;
         }
         TableFormat::Table => {
-            let header = ["RUN", "STARTED (UTC)", "MODEL", "ENDPOINT", "CASES", "REQUESTS", "FAILURES", "TELEMETRY"];
+            let header = [
+                "RUN",
+                "STARTED (UTC)",
+                "MODEL",
+                "ENDPOINT",
+                "CASES",
+                "REQUESTS",
+                "FAILURES",
+                "TELEMETRY",
+            ];
             let body: Vec<Vec<String>> = rows
                 .iter()
                 .map(|r| {
                     vec![
                         r.run_id.clone(),
-                        r.started_at_ns.map_or("-".into(), |ns| crate::util::iso8601_utc((ns / 1_000_000_000) as u64)),
+                        r.started_at_ns.map_or("-".into(), |ns| {
+                            crate::util::iso8601_utc((ns / 1_000_000_000) as u64)
+                        }),
                         r.model.clone().unwrap_or_else(|| "-".into()),
                         r.endpoint.clone().unwrap_or_else(|| "-".into()),
                         r.cases.to_string(),
                         r.requests.to_string(),
                         r.failures.to_string(),
-                        if r.telemetry_files > 0 { format!("{} samples", r.telemetry_samples) } else { "no".into() },
+                        if r.telemetry_files > 0 {
+                            format!("{} samples", r.telemetry_samples)
+                        } else {
+                            "no".into()
+                        },
                     ]
                 })
                 .collect();
@@ -265,12 +305,20 @@ fn cmd_export(a: ExportArgs, out: &mut dyn Write) -> Result<Exit> {
 
 fn write_file(path: &Path, text: &str) -> Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|e| CliError::new(Exit::Unexpected, format!("{}: {e}", parent.display())))?;
+        std::fs::create_dir_all(parent)
+            .map_err(|e| CliError::new(Exit::Unexpected, format!("{}: {e}", parent.display())))?;
     }
-    std::fs::write(path, text).map_err(|e| CliError::new(Exit::Unexpected, format!("{}: {e}", path.display())))
+    std::fs::write(path, text)
+        .map_err(|e| CliError::new(Exit::Unexpected, format!("{}: {e}", path.display())))
 }
 
-fn emit(rep: &report::Report, format: ReportFormat, output: Option<&Path>, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit> {
+fn emit(
+    rep: &report::Report,
+    format: ReportFormat,
+    output: Option<&Path>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Exit> {
     for w in &rep.warnings {
         writeln!(err, "Warning: {w}")?;
     }
@@ -298,10 +346,16 @@ fn cmd_report(a: ReportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
 
 fn cmd_analyze(a: AnalyzeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit> {
     if !a.artifact.exists() {
-        return Err(CliError::new(Exit::InvalidInput, format!("Input file '{}' not found", a.artifact.display())));
+        return Err(CliError::new(
+            Exit::InvalidInput,
+            format!("Input file '{}' not found", a.artifact.display()),
+        ));
     }
     if !a.slo.is_empty() && a.slo_file.is_some() {
-        return Err(CliError::new(Exit::Usage, "use --slo or --slo-file, not both"));
+        return Err(CliError::new(
+            Exit::Usage,
+            "use --slo or --slo-file, not both",
+        ));
     }
     let mut conn = db::open_memory()?;
     let done = ingest::ingest_artifact(&mut conn, &a.artifact, ingest::Options::default())?;

@@ -17,7 +17,12 @@ use crate::exit::Exit;
 /// list runs, export them back, or analyze a file directly as the reference
 /// `stormlog infer analyze` does.
 #[derive(Debug, Parser)]
-#[command(name = "stormlog", version, propagate_version = true, max_term_width = 100)]
+#[command(
+    name = "stormlog",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -27,7 +32,12 @@ pub struct Cli {
 #[derive(Debug, Args, Clone)]
 pub struct DbArg {
     /// The project database (created on first use).
-    #[arg(long, env = "STORMLOG_DB", default_value = "stormlog.db", value_name = "PATH")]
+    #[arg(
+        long,
+        env = "STORMLOG_DB",
+        default_value = "stormlog.db",
+        value_name = "PATH"
+    )]
     pub db: PathBuf,
 }
 
@@ -65,7 +75,11 @@ pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            let code = if e.use_stderr() { Exit::Usage } else { Exit::Ok };
+            let code = if e.use_stderr() {
+                Exit::Usage
+            } else {
+                Exit::Ok
+            };
             let _ = e.print();
             return code.into();
         }

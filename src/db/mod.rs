@@ -102,7 +102,8 @@ fn prepare(mut conn: Connection, path: &Path, mode: Mode) -> Result<Connection, 
         path: path.to_owned(),
         source,
     };
-    conn.busy_timeout(Duration::from_secs(30)).map_err(open_err)?;
+    conn.busy_timeout(Duration::from_secs(30))
+        .map_err(open_err)?;
     if mode == Mode::ReadWrite {
         // WAL lets readers go on while an ingest writes; NORMAL sync is safe in WAL
         // (a crash loses at most the last transaction, never corrupts).

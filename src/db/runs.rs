@@ -40,14 +40,17 @@ pub fn list(conn: &Connection) -> Result<Vec<RunRow>, DbError> {
             })
         })
         .map_err(DbError::query(q))?;
-    rows.collect::<Result<Vec<_>, _>>().map_err(DbError::query(q))
+    rows.collect::<Result<Vec<_>, _>>()
+        .map_err(DbError::query(q))
 }
 
 /// The stored run a user named: its exact id, or the one run whose id starts with it.
 pub fn resolve(conn: &Connection, name: &str) -> Result<String, DbError> {
     let q = &sql::RUNS_FIND;
     let exact: Option<String> = conn
-        .query_row(q.sql, rusqlite::named_params! {":run_id": name}, |r| r.get(0))
+        .query_row(q.sql, rusqlite::named_params! {":run_id": name}, |r| {
+            r.get(0)
+        })
         .optional()
         .map_err(DbError::query(q))?;
     if let Some(id) = exact {
@@ -57,11 +60,16 @@ pub fn resolve(conn: &Connection, name: &str) -> Result<String, DbError> {
     let matches: Vec<&RunRow> = all.iter().filter(|r| r.run_id.starts_with(name)).collect();
     match matches.as_slice() {
         [one] => Ok(one.run_id.clone()),
-        [] => Err(DbError::Other(format!("no run '{name}' in the database; `stormlog runs` lists them"))),
+        [] => Err(DbError::Other(format!(
+            "no run '{name}' in the database; `stormlog runs` lists them"
+        ))),
         many => Err(DbError::Other(format!(
             "'{name}' names {} runs ({}); give more of the run id",
             many.len(),
-            many.iter().map(|r| r.run_id.as_str()).collect::<Vec<_>>().join(", ")
+            many.iter()
+                .map(|r| r.run_id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         ))),
     }
 }
@@ -92,7 +100,9 @@ pub fn metric_scope(metric: &str) -> (&'static str, &'static str) {
 pub fn export_telemetry(conn: &Connection, run_id: &str) -> Result<String, DbError> {
     let q = &sql::TELEMETRY_LOAD_SAMPLES;
     let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
-    let mut rows = stmt.query(rusqlite::named_params! {":run_id": run_id}).map_err(DbError::query(q))?;
+    let mut rows = stmt
+        .query(rusqlite::named_params! {":run_id": run_id})
+        .map_err(DbError::query(q))?;
     let mut out = String::new();
     while let Some(r) = rows.next().map_err(DbError::query(q))? {
         let g = |i: usize| -> Result<Value, DbError> {
@@ -122,7 +132,12 @@ pub fn export_telemetry(conn: &Connection, run_id: &str) -> Result<String, DbErr
                          "gpu_instance_id": g(16)?, "replica_id": g(17)?, "rank": g(18)?, "boot_id": boot,
                          "group_id": g(20)?, "world_size": g(21)?},
         });
-        if let (Some(extra), Some(obj)) = (g(11)?.as_str().and_then(|e| serde_json::from_str::<Value>(e).ok()), rec.as_object_mut()) {
+        if let (Some(extra), Some(obj)) = (
+            g(11)?
+                .as_str()
+                .and_then(|e| serde_json::from_str::<Value>(e).ok()),
+            rec.as_object_mut(),
+        ) {
             if let Some(extra) = extra.as_object() {
                 for (k, v) in extra {
                     obj.insert(k.clone(), v.clone());

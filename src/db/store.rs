@@ -35,13 +35,20 @@ impl<'c> Writer<'c> {
     pub fn new(conn: &'c Connection, run_id: &str) -> Result<Self, DbError> {
         let mut inserts = Vec::with_capacity(TABLES.len());
         for t in TABLES {
-            inserts.push(conn.prepare(t.insert.sql).map_err(DbError::query(&t.insert))?);
+            inserts.push(
+                conn.prepare(t.insert.sql)
+                    .map_err(DbError::query(&t.insert))?,
+            );
         }
         Ok(Writer {
             run_id: run_id.to_owned(),
             inserts,
-            record: conn.prepare(sql::INGEST_INSERT_RECORD.sql).map_err(DbError::query(&sql::INGEST_INSERT_RECORD))?,
-            context: conn.prepare(sql::INGEST_INSERT_CONTEXT.sql).map_err(DbError::query(&sql::INGEST_INSERT_CONTEXT))?,
+            record: conn
+                .prepare(sql::INGEST_INSERT_RECORD.sql)
+                .map_err(DbError::query(&sql::INGEST_INSERT_RECORD))?,
+            context: conn
+                .prepare(sql::INGEST_INSERT_CONTEXT.sql)
+                .map_err(DbError::query(&sql::INGEST_INSERT_CONTEXT))?,
         })
     }
 
@@ -52,15 +59,28 @@ impl<'c> Writer<'c> {
         Ok(())
     }
 
-    pub fn record(&mut self, seq: i64, raw: &Map<String, Value>, transport: bool) -> Result<(), DbError> {
+    pub fn record(
+        &mut self,
+        seq: i64,
+        raw: &Map<String, Value>,
+        transport: bool,
+    ) -> Result<(), DbError> {
         let Some(spec) = table_for(raw, transport) else {
             let et = raw.get("event_type").and_then(Value::as_str);
             self.record
-                .execute(rusqlite::params![self.run_id, seq, et, Value::Object(raw.clone()).to_string()])
+                .execute(rusqlite::params![
+                    self.run_id,
+                    seq,
+                    et,
+                    Value::Object(raw.clone()).to_string()
+                ])
                 .map_err(DbError::query(&sql::INGEST_INSERT_RECORD))?;
             return Ok(());
         };
-        let idx = TABLES.iter().position(|t| std::ptr::eq(t, spec)).unwrap_or(0);
+        let idx = TABLES
+            .iter()
+            .position(|t| std::ptr::eq(t, spec))
+            .unwrap_or(0);
         let enc = split(spec, raw);
         let mut params: Vec<Sql> = Vec::with_capacity(enc.fields.len() + 6);
         params.push(Sql::Text(self.run_id.clone()));
@@ -84,10 +104,19 @@ impl<'c> Writer<'c> {
 }
 
 /// Reads every row of `spec` for the run: (seq, rebuilt raw record, row columns).
-fn load_table(conn: &Connection, spec: &TableSpec, run_id: &str, mut each: impl FnMut(i64, &[Sql], Option<&str>, &Sql)) -> Result<(), DbError> {
-    let mut stmt = conn.prepare(spec.load.sql).map_err(DbError::query(&spec.load))?;
+fn load_table(
+    conn: &Connection,
+    spec: &TableSpec,
+    run_id: &str,
+    mut each: impl FnMut(i64, &[Sql], Option<&str>, &Sql),
+) -> Result<(), DbError> {
+    let mut stmt = conn
+        .prepare(spec.load.sql)
+        .map_err(DbError::query(&spec.load))?;
     let n = spec.fields.len();
-    let mut rows = stmt.query(rusqlite::named_params! {":run_id": run_id}).map_err(DbError::query(&spec.load))?;
+    let mut rows = stmt
+        .query(rusqlite::named_params! {":run_id": run_id})
+        .map_err(DbError::query(&spec.load))?;
     let mut fields: Vec<Sql> = Vec::with_capacity(n);
     while let Some(row) = rows.next().map_err(DbError::query(&spec.load))? {
         let seq: i64 = row.get(0).map_err(DbError::query(&spec.load))?;
@@ -114,23 +143,31 @@ pub fn raw_records(conn: &Connection, run_id: &str) -> Result<Vec<(i64, Value)>,
     let q = &sql::LOAD_RECORDS;
     let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
     let rows = stmt
-        .query_map(rusqlite::named_params! {":run_id": run_id}, |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+        .query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+        })
         .map_err(DbError::query(q))?;
     for row in rows {
         let (seq, body) = row.map_err(DbError::query(q))?;
-        let v: Value = serde_json::from_str(&body).map_err(|e| DbError::Other(format!("records row {seq}: {e}")))?;
+        let v: Value = serde_json::from_str(&body)
+            .map_err(|e| DbError::Other(format!("records row {seq}: {e}")))?;
         out.push((seq, v));
     }
     let q = &sql::LOAD_CONTEXTS;
     let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
     let rows = stmt
         .query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+            ))
         })
         .map_err(DbError::query(q))?;
     for row in rows {
         let (seq, id, ctx) = row.map_err(DbError::query(q))?;
-        let ctx: Value = serde_json::from_str(&ctx).map_err(|e| DbError::Other(format!("context {id}: {e}")))?;
+        let ctx: Value =
+            serde_json::from_str(&ctx).map_err(|e| DbError::Other(format!("context {id}: {e}")))?;
         out.push((
             seq,
             serde_json::json!({"schema_version": 4, "event_type": "infer.context", "context_id": id, "context": ctx}),
@@ -147,11 +184,14 @@ pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
         let q = &sql::LOAD_CONTEXTS;
         let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
         let rows = stmt
-            .query_map(rusqlite::named_params! {":run_id": run_id}, |r| Ok((r.get::<_, String>(1)?, r.get::<_, String>(2)?)))
+            .query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
+                Ok((r.get::<_, String>(1)?, r.get::<_, String>(2)?))
+            })
             .map_err(DbError::query(q))?;
         for row in rows {
             let (id, ctx) = row.map_err(DbError::query(q))?;
-            let ctx: Value = serde_json::from_str(&ctx).map_err(|e| DbError::Other(format!("context {id}: {e}")))?;
+            let ctx: Value = serde_json::from_str(&ctx)
+                .map_err(|e| DbError::Other(format!("context {id}: {e}")))?;
             contexts.insert(id, ctx);
         }
     }
@@ -162,10 +202,14 @@ pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
     for spec in TABLES {
         match spec.table {
             "requests" => load_table(conn, spec, run_id, |seq, fields, extra, _| {
-                data.requests.push(request_from_row(spec, seq, fields, extra));
+                data.requests
+                    .push(request_from_row(spec, seq, fields, extra));
             })?,
             "system_samples" => load_table(conn, spec, run_id, |seq, fields, extra, _| {
-                let mut s = SystemSample { seq, ..Default::default() };
+                let mut s = SystemSample {
+                    seq,
+                    ..Default::default()
+                };
                 for ((key, _), v) in spec.fields.iter().zip(fields) {
                     if let Sql::Integer(i) = v {
                         match *key {
@@ -176,7 +220,8 @@ pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
                         }
                     }
                 }
-                if let Some(Value::Object(extra)) = extra.and_then(|e| serde_json::from_str(e).ok()) {
+                if let Some(Value::Object(extra)) = extra.and_then(|e| serde_json::from_str(e).ok())
+                {
                     for (k, v) in &extra {
                         s.apply(k, v);
                     }
@@ -185,18 +230,22 @@ pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
             })?,
             _ => load_table(conn, spec, run_id, |seq, fields, extra, sv| {
                 let raw = tables::rebuild(spec, sv, fields, extra);
-                data.records.push((seq, Value::Object(contexts.expand(&raw))));
+                data.records
+                    .push((seq, Value::Object(contexts.expand(&raw))));
             })?,
         }
     }
     let q = &sql::LOAD_RECORDS;
     let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
     let rows = stmt
-        .query_map(rusqlite::named_params! {":run_id": run_id}, |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+        .query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+        })
         .map_err(DbError::query(q))?;
     for row in rows {
         let (seq, body) = row.map_err(DbError::query(q))?;
-        let v: Map<String, Value> = serde_json::from_str(&body).map_err(|e| DbError::Other(format!("records row {seq}: {e}")))?;
+        let v: Map<String, Value> = serde_json::from_str(&body)
+            .map_err(|e| DbError::Other(format!("records row {seq}: {e}")))?;
         data.records.push((seq, Value::Object(contexts.expand(&v))));
     }
     data.records.sort_by_key(|(seq, _)| *seq);
@@ -236,11 +285,17 @@ fn request_from_row(spec: &TableSpec, seq: i64, fields: &[Sql], extra: Option<&s
                 r.output_tokens_is_int = true;
             }
             ("total_tokens", _, Sql::Integer(i)) => r.total_tokens = Some(*i as f64),
-            ("in_flight_at_dispatch", _, Sql::Integer(i)) => r.in_flight_at_dispatch = Some(*i as f64),
-            ("shared_prefix_tokens", _, Sql::Integer(i)) => r.shared_prefix_tokens = Some(*i as f64),
+            ("in_flight_at_dispatch", _, Sql::Integer(i)) => {
+                r.in_flight_at_dispatch = Some(*i as f64)
+            }
+            ("shared_prefix_tokens", _, Sql::Integer(i)) => {
+                r.shared_prefix_tokens = Some(*i as f64)
+            }
             ("e2e_latency_ms", Col::Real, Sql::Real(f)) => r.e2e_latency_ms = Some(*f),
             ("ttft_ms", Col::Real, Sql::Real(f)) => r.ttft_ms = Some(*f),
-            ("first_chunk_latency_ms", Col::Real, Sql::Real(f)) => r.first_chunk_latency_ms = Some(*f),
+            ("first_chunk_latency_ms", Col::Real, Sql::Real(f)) => {
+                r.first_chunk_latency_ms = Some(*f)
+            }
             ("dispatch_lag_ms", Col::Real, Sql::Real(f)) => r.dispatch_lag_ms = Some(*f),
             ("stream", _, Sql::Integer(i)) => r.stream = *i != 0,
             ("held_for_slot", _, Sql::Integer(i)) => r.held_for_slot = *i != 0,

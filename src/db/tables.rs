@@ -44,16 +44,187 @@ pub struct TableSpec {
 
 // @generated from the column lists of migrations/0001_initial.sql; keep in step with queries/.
 pub const TABLES: &[TableSpec] = &[
-    TableSpec { table: "sessions", event_type: "infer.session", fields: &[("session_id", Col::Text), ("status", Col::Text), ("timestamp_ns", Col::Int), ("config", Col::Json), ("summary", Col::Json)], insert: sql::INSERT_SESSIONS, load: sql::LOAD_SESSIONS },
-    TableSpec { table: "workloads", event_type: "infer.workload", fields: &[("workload_digest", Col::Text), ("seed", Col::Int), ("task", Col::Text), ("cases", Col::Json), ("measurement", Col::Json)], insert: sql::INSERT_WORKLOADS, load: sql::LOAD_WORKLOADS },
-    TableSpec { table: "phase_windows", event_type: "infer.phase_window", fields: &[("session_id", Col::Text), ("case_id", Col::Text), ("phase", Col::Text), ("arrival_mode", Col::Text), ("started_at_ns", Col::Int), ("window_ended_at_ns", Col::Int), ("drained_at_ns", Col::Int), ("scheduled_arrivals", Col::Int), ("scheduled_endpoint_offset_ns", Col::Int), ("stopped_early", Col::Bool), ("prompts_digest", Col::Text)], insert: sql::INSERT_PHASE_WINDOWS, load: sql::LOAD_PHASE_WINDOWS },
-    TableSpec { table: "cache_states", event_type: "infer.cache_state", fields: &[("case_id", Col::Text), ("requested", Col::Text), ("attempted", Col::Bool), ("acknowledged", Col::Bool), ("verified", Col::Text), ("run_kind", Col::Text), ("reason", Col::Text), ("reset", Col::Json)], insert: sql::INSERT_CACHE_STATES, load: sql::LOAD_CACHE_STATES },
-    TableSpec { table: "requests", event_type: "infer.request", fields: &[("session_id", Col::Text), ("request_id", Col::Text), ("x_request_id", Col::Text), ("case_id", Col::Text), ("phase", Col::Text), ("status", Col::Text), ("request_index", Col::Int), ("started_at_ns", Col::Int), ("ended_at_ns", Col::Int), ("intended_at_ns", Col::Int), ("timestamp_ns", Col::Int), ("e2e_latency_ms", Col::Real), ("ttft_ms", Col::Real), ("first_chunk_latency_ms", Col::Real), ("dispatch_lag_ms", Col::Real), ("chunk_interarrival_ms", Col::RealList), ("stream", Col::Bool), ("prompt_tokens", Col::Int), ("output_tokens", Col::Int), ("total_tokens", Col::Int), ("output_token_source", Col::Text), ("arrival_mode", Col::Text), ("held_for_slot", Col::Bool), ("in_flight_at_dispatch", Col::Int), ("prompt_mode", Col::Text), ("prompt_digest", Col::Text), ("prefix_group", Col::Int), ("shared_prefix_tokens", Col::Int), ("task", Col::Text), ("endpoint", Col::Text), ("model", Col::Text), ("http_status", Col::Int), ("finish_reason", Col::Text), ("error_type", Col::Text), ("error_message", Col::Text), ("concurrency", Col::Int)], insert: sql::INSERT_REQUESTS, load: sql::LOAD_REQUESTS },
-    TableSpec { table: "system_samples", event_type: "infer.system_sample", fields: &[("timestamp_ns", Col::Int), ("sampler", Col::Text), ("device_id", Col::Int), ("device_name", Col::Text), ("device_used_bytes", Col::Int), ("device_free_bytes", Col::Int), ("device_total_bytes", Col::Int), ("process_rss_bytes", Col::Int), ("gpu_utilization_percent", Col::Real)], insert: sql::INSERT_SYSTEM_SAMPLES, load: sql::LOAD_SYSTEM_SAMPLES },
-    TableSpec { table: "slo_records", event_type: "infer.slo", fields: &[("source", Col::Text), ("digest", Col::Text), ("slo", Col::Json)], insert: sql::INSERT_SLO_RECORDS, load: sql::LOAD_SLO_RECORDS },
-    TableSpec { table: "clock_alignments", event_type: "infer.clock_alignment", fields: &[("context_id", Col::Text), ("event_id", Col::Text), ("from_clock_domain", Col::Text), ("to_clock_domain", Col::Text), ("offset_ns", Col::Int), ("uncertainty_ns", Col::Int), ("valid_from_ns", Col::Int), ("valid_to_ns", Col::Int)], insert: sql::INSERT_CLOCK_ALIGNMENTS, load: sql::LOAD_CLOCK_ALIGNMENTS },
-    TableSpec { table: "vllm_scrapes", event_type: "infer.vllm_scrape", fields: &[("case_id", Col::Text), ("phase", Col::Text), ("marker", Col::Text), ("status", Col::Text), ("observed_at_ns", Col::Int), ("completed_at_ns", Col::Int), ("source_url", Col::Text), ("scrape", Col::Json), ("discovery", Col::Json)], insert: sql::INSERT_VLLM_SCRAPES, load: sql::LOAD_VLLM_SCRAPES },
-    TableSpec { table: "vllm_spans", event_type: "infer.vllm_span", fields: &[("name", Col::Text), ("request_id", Col::Text), ("trace_id", Col::Text), ("span_id", Col::Text), ("start_unix_ns", Col::Int), ("end_unix_ns", Col::Int), ("attributes", Col::Json)], insert: sql::INSERT_VLLM_SPANS, load: sql::LOAD_VLLM_SPANS },
+    TableSpec {
+        table: "sessions",
+        event_type: "infer.session",
+        fields: &[
+            ("session_id", Col::Text),
+            ("status", Col::Text),
+            ("timestamp_ns", Col::Int),
+            ("config", Col::Json),
+            ("summary", Col::Json),
+        ],
+        insert: sql::INSERT_SESSIONS,
+        load: sql::LOAD_SESSIONS,
+    },
+    TableSpec {
+        table: "workloads",
+        event_type: "infer.workload",
+        fields: &[
+            ("workload_digest", Col::Text),
+            ("seed", Col::Int),
+            ("task", Col::Text),
+            ("cases", Col::Json),
+            ("measurement", Col::Json),
+        ],
+        insert: sql::INSERT_WORKLOADS,
+        load: sql::LOAD_WORKLOADS,
+    },
+    TableSpec {
+        table: "phase_windows",
+        event_type: "infer.phase_window",
+        fields: &[
+            ("session_id", Col::Text),
+            ("case_id", Col::Text),
+            ("phase", Col::Text),
+            ("arrival_mode", Col::Text),
+            ("started_at_ns", Col::Int),
+            ("window_ended_at_ns", Col::Int),
+            ("drained_at_ns", Col::Int),
+            ("scheduled_arrivals", Col::Int),
+            ("scheduled_endpoint_offset_ns", Col::Int),
+            ("stopped_early", Col::Bool),
+            ("prompts_digest", Col::Text),
+        ],
+        insert: sql::INSERT_PHASE_WINDOWS,
+        load: sql::LOAD_PHASE_WINDOWS,
+    },
+    TableSpec {
+        table: "cache_states",
+        event_type: "infer.cache_state",
+        fields: &[
+            ("case_id", Col::Text),
+            ("requested", Col::Text),
+            ("attempted", Col::Bool),
+            ("acknowledged", Col::Bool),
+            ("verified", Col::Text),
+            ("run_kind", Col::Text),
+            ("reason", Col::Text),
+            ("reset", Col::Json),
+        ],
+        insert: sql::INSERT_CACHE_STATES,
+        load: sql::LOAD_CACHE_STATES,
+    },
+    TableSpec {
+        table: "requests",
+        event_type: "infer.request",
+        fields: &[
+            ("session_id", Col::Text),
+            ("request_id", Col::Text),
+            ("x_request_id", Col::Text),
+            ("case_id", Col::Text),
+            ("phase", Col::Text),
+            ("status", Col::Text),
+            ("request_index", Col::Int),
+            ("started_at_ns", Col::Int),
+            ("ended_at_ns", Col::Int),
+            ("intended_at_ns", Col::Int),
+            ("timestamp_ns", Col::Int),
+            ("e2e_latency_ms", Col::Real),
+            ("ttft_ms", Col::Real),
+            ("first_chunk_latency_ms", Col::Real),
+            ("dispatch_lag_ms", Col::Real),
+            ("chunk_interarrival_ms", Col::RealList),
+            ("stream", Col::Bool),
+            ("prompt_tokens", Col::Int),
+            ("output_tokens", Col::Int),
+            ("total_tokens", Col::Int),
+            ("output_token_source", Col::Text),
+            ("arrival_mode", Col::Text),
+            ("held_for_slot", Col::Bool),
+            ("in_flight_at_dispatch", Col::Int),
+            ("prompt_mode", Col::Text),
+            ("prompt_digest", Col::Text),
+            ("prefix_group", Col::Int),
+            ("shared_prefix_tokens", Col::Int),
+            ("task", Col::Text),
+            ("endpoint", Col::Text),
+            ("model", Col::Text),
+            ("http_status", Col::Int),
+            ("finish_reason", Col::Text),
+            ("error_type", Col::Text),
+            ("error_message", Col::Text),
+            ("concurrency", Col::Int),
+        ],
+        insert: sql::INSERT_REQUESTS,
+        load: sql::LOAD_REQUESTS,
+    },
+    TableSpec {
+        table: "system_samples",
+        event_type: "infer.system_sample",
+        fields: &[
+            ("timestamp_ns", Col::Int),
+            ("sampler", Col::Text),
+            ("device_id", Col::Int),
+            ("device_name", Col::Text),
+            ("device_used_bytes", Col::Int),
+            ("device_free_bytes", Col::Int),
+            ("device_total_bytes", Col::Int),
+            ("process_rss_bytes", Col::Int),
+            ("gpu_utilization_percent", Col::Real),
+        ],
+        insert: sql::INSERT_SYSTEM_SAMPLES,
+        load: sql::LOAD_SYSTEM_SAMPLES,
+    },
+    TableSpec {
+        table: "slo_records",
+        event_type: "infer.slo",
+        fields: &[
+            ("source", Col::Text),
+            ("digest", Col::Text),
+            ("slo", Col::Json),
+        ],
+        insert: sql::INSERT_SLO_RECORDS,
+        load: sql::LOAD_SLO_RECORDS,
+    },
+    TableSpec {
+        table: "clock_alignments",
+        event_type: "infer.clock_alignment",
+        fields: &[
+            ("context_id", Col::Text),
+            ("event_id", Col::Text),
+            ("from_clock_domain", Col::Text),
+            ("to_clock_domain", Col::Text),
+            ("offset_ns", Col::Int),
+            ("uncertainty_ns", Col::Int),
+            ("valid_from_ns", Col::Int),
+            ("valid_to_ns", Col::Int),
+        ],
+        insert: sql::INSERT_CLOCK_ALIGNMENTS,
+        load: sql::LOAD_CLOCK_ALIGNMENTS,
+    },
+    TableSpec {
+        table: "vllm_scrapes",
+        event_type: "infer.vllm_scrape",
+        fields: &[
+            ("case_id", Col::Text),
+            ("phase", Col::Text),
+            ("marker", Col::Text),
+            ("status", Col::Text),
+            ("observed_at_ns", Col::Int),
+            ("completed_at_ns", Col::Int),
+            ("source_url", Col::Text),
+            ("scrape", Col::Json),
+            ("discovery", Col::Json),
+        ],
+        insert: sql::INSERT_VLLM_SCRAPES,
+        load: sql::LOAD_VLLM_SCRAPES,
+    },
+    TableSpec {
+        table: "vllm_spans",
+        event_type: "infer.vllm_span",
+        fields: &[
+            ("name", Col::Text),
+            ("request_id", Col::Text),
+            ("trace_id", Col::Text),
+            ("span_id", Col::Text),
+            ("start_unix_ns", Col::Int),
+            ("end_unix_ns", Col::Int),
+            ("attributes", Col::Json),
+        ],
+        insert: sql::INSERT_VLLM_SPANS,
+        load: sql::LOAD_VLLM_SPANS,
+    },
 ];
 
 pub fn spec(table: &str) -> Option<&'static TableSpec> {
@@ -65,7 +236,9 @@ pub fn spec(table: &str) -> Option<&'static TableSpec> {
 pub fn encode(col: Col, v: &Value) -> Option<Sql> {
     match (col, v) {
         (_, Value::Null) => None,
-        (Col::Text, Value::String(s)) if pyjson::sentinel_f64(s).is_none() => Some(Sql::Text(s.clone())),
+        (Col::Text, Value::String(s)) if pyjson::sentinel_f64(s).is_none() => {
+            Some(Sql::Text(s.clone()))
+        }
         (Col::Int, Value::Number(n)) => n.as_i64().map(Sql::Integer),
         (Col::Real, Value::Number(n)) => n.as_f64().filter(|f| f.is_finite()).map(Sql::Real),
         (Col::Bool, Value::Bool(b)) => Some(Sql::Integer(i64::from(*b))),
@@ -134,7 +307,10 @@ pub fn split(spec: &TableSpec, record: &Map<String, Value>) -> Encoded {
             None => fields.push(Sql::Null),
         }
     }
-    let schema_version = match record.get("schema_version").and_then(|v| encode(Col::Int, v)) {
+    let schema_version = match record
+        .get("schema_version")
+        .and_then(|v| encode(Col::Int, v))
+    {
         Some(sv) => {
             used += 1;
             sv
@@ -173,7 +349,12 @@ pub fn split(spec: &TableSpec, record: &Map<String, Value>) -> Encoded {
 }
 
 /// Rebuilds a record from its row: `schema_version`, field columns, `extra`.
-pub fn rebuild(spec: &TableSpec, schema_version: &Sql, fields: &[Sql], extra: Option<&str>) -> Map<String, Value> {
+pub fn rebuild(
+    spec: &TableSpec,
+    schema_version: &Sql,
+    fields: &[Sql],
+    extra: Option<&str>,
+) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("event_type".into(), Value::String(spec.event_type.into()));
     if let Some(v) = decode(Col::Int, schema_version) {
@@ -213,8 +394,15 @@ mod tests {
             }
             assert_eq!(names[names.len() - 1], "extra");
             let insert = conn.prepare(t.insert.sql).unwrap();
-            let fixed = 3 + usize::from(t.table == "vllm_spans") + if t.table == "requests" { 2 } else { 0 };
-            assert_eq!(insert.parameter_count(), fixed + t.fields.len() + 1, "{}", t.table);
+            let fixed = 3
+                + usize::from(t.table == "vllm_spans")
+                + if t.table == "requests" { 2 } else { 0 };
+            assert_eq!(
+                insert.parameter_count(),
+                fixed + t.fields.len() + 1,
+                "{}",
+                t.table
+            );
         }
     }
 

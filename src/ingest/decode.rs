@@ -19,7 +19,10 @@ pub enum Line {
     /// An `infer.context` definition: no record.
     Definition { context_id: String, context: Value },
     /// A record; `transport` when it referenced a context.
-    Record { raw: Map<String, Value>, transport: bool },
+    Record {
+        raw: Map<String, Value>,
+        transport: bool,
+    },
 }
 
 impl Contexts {
@@ -44,7 +47,10 @@ impl Contexts {
             // `4.0` compares equal to 4 in Python, so it is a transport row too (and then refused).
             || version.and_then(Value::as_f64) == Some(4.0) && !version.is_some_and(Value::is_boolean);
         if !transport {
-            return Ok(Line::Record { raw, transport: false });
+            return Ok(Line::Record {
+                raw,
+                transport: false,
+            });
         }
         if !is_v4 {
             return Err("context transport requires schema_version 4".into());
@@ -85,7 +91,10 @@ impl Contexts {
         }
         let decoded = self.expand(&raw);
         validate_correlation(&decoded)?;
-        Ok(Line::Record { raw, transport: true })
+        Ok(Line::Record {
+            raw,
+            transport: true,
+        })
     }
 
     /// The decoded form of a raw record (identity for non-transport rows).
@@ -163,7 +172,13 @@ pub fn validate_context(context: &Value) -> Result<(), String> {
             return Err(format!("invalid correlation context: unexpected key '{k}'"));
         }
     }
-    for k in ["run_id", "session_id", "producer_id", "source", "clock_domain"] {
+    for k in [
+        "run_id",
+        "session_id",
+        "producer_id",
+        "source",
+        "clock_domain",
+    ] {
         non_empty_str(m, k)?;
     }
     let one_of = |key: &str, allowed: &[&str], msg: &str| -> Result<(), String> {
@@ -172,7 +187,11 @@ pub fn validate_context(context: &Value) -> Result<(), String> {
             _ => Err(msg.into()),
         }
     };
-    one_of("clock_kind", &["monotonic", "wall", "device"], "clock_kind must be monotonic, wall, or device")?;
+    one_of(
+        "clock_kind",
+        &["monotonic", "wall", "device"],
+        "clock_kind must be monotonic, wall, or device",
+    )?;
     one_of(
         "collection_mode",
         &["active", "passive", "imported"],
@@ -183,7 +202,15 @@ pub fn validate_context(context: &Value) -> Result<(), String> {
         &["observed", "reported", "estimated"],
         "provenance must be observed, reported, or estimated",
     )?;
-    for k in ["source_version", "engine", "engine_version", "backend", "backend_version", "host", "device_uuid"] {
+    for k in [
+        "source_version",
+        "engine",
+        "engine_version",
+        "backend",
+        "backend_version",
+        "host",
+        "device_uuid",
+    ] {
         opt_non_empty_str(m, k)?;
     }
     for k in ["pid", "rank", "local_rank", "world_size"] {
@@ -213,35 +240,97 @@ pub fn validate_correlation(record: &Map<String, Value>) -> Result<(), String> {
         _ => return Err("event_type must name an inference event".into()),
     };
     let (allowed, required): (&[&str], &[&str]) = match event_type {
-        "infer.artifact" => (&["artifact_kind", "created_at_ns"], &["artifact_kind", "created_at_ns"]),
+        "infer.artifact" => (
+            &["artifact_kind", "created_at_ns"],
+            &["artifact_kind", "created_at_ns"],
+        ),
         "infer.request" => (
-            &["request_ref", "attempt_ref", "backend_request_ref", "start_ns", "end_ns", "status", "input_tokens", "output_tokens", "kv_bytes"],
+            &[
+                "request_ref",
+                "attempt_ref",
+                "backend_request_ref",
+                "start_ns",
+                "end_ns",
+                "status",
+                "input_tokens",
+                "output_tokens",
+                "kv_bytes",
+            ],
             &["request_ref"],
         ),
-        "infer.iteration" => (&["iteration_ref", "batch_ref", "start_ns", "end_ns"], &["iteration_ref"]),
+        "infer.iteration" => (
+            &["iteration_ref", "batch_ref", "start_ns", "end_ns"],
+            &["iteration_ref"],
+        ),
         "infer.stage" => (
-            &["stage_ref", "name", "request_ref", "iteration_ref", "start_ns", "end_ns", "input_tokens", "output_tokens", "kv_bytes"],
+            &[
+                "stage_ref",
+                "name",
+                "request_ref",
+                "iteration_ref",
+                "start_ns",
+                "end_ns",
+                "input_tokens",
+                "output_tokens",
+                "kv_bytes",
+            ],
             &["stage_ref", "name"],
         ),
         "infer.membership" => (
-            &["request_ref", "iteration_ref", "role", "attempt_ref", "input_tokens", "output_tokens", "kv_bytes"],
+            &[
+                "request_ref",
+                "iteration_ref",
+                "role",
+                "attempt_ref",
+                "input_tokens",
+                "output_tokens",
+                "kv_bytes",
+            ],
             &["request_ref", "iteration_ref", "role"],
         ),
         "infer.activity_ref" => (
             &[
-                "activity_ref", "activity_kind", "attribution_status", "activity_domain", "iteration_ref",
-                "correlation_scope", "trace_attachment_id", "runtime_correlation_id", "cuda_correlation_id",
-                "stream_id", "graph_id", "start_ns", "end_ns",
+                "activity_ref",
+                "activity_kind",
+                "attribution_status",
+                "activity_domain",
+                "iteration_ref",
+                "correlation_scope",
+                "trace_attachment_id",
+                "runtime_correlation_id",
+                "cuda_correlation_id",
+                "stream_id",
+                "graph_id",
+                "start_ns",
+                "end_ns",
             ],
             &["activity_ref", "activity_kind", "attribution_status"],
         ),
         "infer.capabilities" => (
-            &["component", "available", "supported", "enabled", "collected"],
+            &[
+                "component",
+                "available",
+                "supported",
+                "enabled",
+                "collected",
+            ],
             &["component", "available"],
         ),
         "infer.clock_alignment" => (
-            &["from_clock_domain", "to_clock_domain", "offset_ns", "uncertainty_ns", "valid_from_ns", "valid_to_ns"],
-            &["from_clock_domain", "to_clock_domain", "offset_ns", "uncertainty_ns"],
+            &[
+                "from_clock_domain",
+                "to_clock_domain",
+                "offset_ns",
+                "uncertainty_ns",
+                "valid_from_ns",
+                "valid_to_ns",
+            ],
+            &[
+                "from_clock_domain",
+                "to_clock_domain",
+                "offset_ns",
+                "uncertainty_ns",
+            ],
         ),
         other => return Err(format!("unsupported inference event_type: {other}")),
     };
@@ -259,13 +348,23 @@ pub fn validate_correlation(record: &Map<String, Value>) -> Result<(), String> {
             return Err("infer.activity_ref schema_version 3 requires metadata.intervals".into());
         }
         if version == 2 && has_intervals {
-            return Err("infer.activity_ref with metadata.intervals requires schema_version 3".into());
+            return Err(
+                "infer.activity_ref with metadata.intervals requires schema_version 3".into(),
+            );
         }
         if version != 2 && version != 3 {
             return Err(format!("unsupported inference schema_version: {version}"));
         }
-        if has_intervals && record.get("metadata").and_then(|m| m.get("intervals")).is_some_and(Value::is_null) {
-            return Err("metadata.intervals must be a non-empty list of [offset_ns, duration_ns] pairs".into());
+        if has_intervals
+            && record
+                .get("metadata")
+                .and_then(|m| m.get("intervals"))
+                .is_some_and(Value::is_null)
+        {
+            return Err(
+                "metadata.intervals must be a non-empty list of [offset_ns, duration_ns] pairs"
+                    .into(),
+            );
         }
     } else if version != 2 {
         return Err(format!("unsupported inference schema_version: {version}"));
@@ -279,14 +378,21 @@ pub fn validate_correlation(record: &Map<String, Value>) -> Result<(), String> {
         }
     }
     for k in record.keys() {
-        let envelope = matches!(k.as_str(), "schema_version" | "event_type" | "context" | "event_id" | "metadata");
+        let envelope = matches!(
+            k.as_str(),
+            "schema_version" | "event_type" | "context" | "event_id" | "metadata"
+        );
         if !envelope && !allowed.contains(&k.as_str()) {
-            return Err(format!("invalid {event_type} record: unexpected keyword argument '{k}'"));
+            return Err(format!(
+                "invalid {event_type} record: unexpected keyword argument '{k}'"
+            ));
         }
     }
     for k in required {
         if !record.contains_key(*k) {
-            return Err(format!("invalid {event_type} record: missing required argument '{k}'"));
+            return Err(format!(
+                "invalid {event_type} record: missing required argument '{k}'"
+            ));
         }
     }
     for k in REFS {
@@ -299,7 +405,17 @@ pub fn validate_correlation(record: &Map<String, Value>) -> Result<(), String> {
             Some(_) => return Err(format!("{k} must be an object")),
         }
     }
-    for k in ["start_ns", "end_ns", "input_tokens", "output_tokens", "kv_bytes", "valid_from_ns", "valid_to_ns", "uncertainty_ns", "created_at_ns"] {
+    for k in [
+        "start_ns",
+        "end_ns",
+        "input_tokens",
+        "output_tokens",
+        "kv_bytes",
+        "valid_from_ns",
+        "valid_to_ns",
+        "uncertainty_ns",
+        "created_at_ns",
+    ] {
         opt_u64(record, k)?;
     }
     let int_of = |k: &str| record.get(k).and_then(Value::as_i64);
@@ -342,7 +458,9 @@ mod tests {
         let def = json!({"context": ctx(), "context_id": "ctx-1", "event_type": "infer.context", "schema_version": 4});
         assert!(matches!(c.accept(def).unwrap(), Line::Definition { .. }));
         let art = json!({"artifact_kind": "inference_jsonl", "context_id": "ctx-1", "created_at_ns": 1, "event_id": "artifact", "event_type": "infer.artifact", "metadata": {"boot_id": "boot"}, "schema_version": 4});
-        let Line::Record { raw, transport } = c.accept(art).unwrap() else { panic!() };
+        let Line::Record { raw, transport } = c.accept(art).unwrap() else {
+            panic!()
+        };
         assert!(transport);
         let d = c.expand(&raw);
         assert_eq!(d["schema_version"], json!(2));
@@ -358,22 +476,43 @@ mod tests {
             Ok(_) => panic!("accepted"),
         };
         assert_eq!(e(&mut c, json!([1])), "record must be an object");
-        assert_eq!(e(&mut c, json!({"event_type": "infer.context"})), "context transport requires schema_version 4");
-        assert_eq!(e(&mut c, json!({"schema_version": 4, "context_id": ""})), "context_id must be a non-empty string");
-        assert_eq!(e(&mut c, json!({"schema_version": 4, "context_id": "x", "event_type": "infer.artifact"})), "unknown context_id: x");
         assert_eq!(
-            e(&mut c, json!({"schema_version": 4, "context_id": "x", "event_type": "infer.context", "context": {}, "extra": 1})),
+            e(&mut c, json!({"event_type": "infer.context"})),
+            "context transport requires schema_version 4"
+        );
+        assert_eq!(
+            e(&mut c, json!({"schema_version": 4, "context_id": ""})),
+            "context_id must be a non-empty string"
+        );
+        assert_eq!(
+            e(
+                &mut c,
+                json!({"schema_version": 4, "context_id": "x", "event_type": "infer.artifact"})
+            ),
+            "unknown context_id: x"
+        );
+        assert_eq!(
+            e(
+                &mut c,
+                json!({"schema_version": 4, "context_id": "x", "event_type": "infer.context", "context": {}, "extra": 1})
+            ),
             "infer.context requires exactly version, type, ID, context"
         );
         c.accept(json!({"schema_version": 4, "context_id": "x", "event_type": "infer.context", "context": ctx()})).unwrap();
         let mut other = ctx();
         other["run_id"] = json!("run-2");
         assert_eq!(
-            e(&mut c, json!({"schema_version": 4, "context_id": "x", "event_type": "infer.context", "context": other})),
+            e(
+                &mut c,
+                json!({"schema_version": 4, "context_id": "x", "event_type": "infer.context", "context": other})
+            ),
             "conflicting context definition: x"
         );
         assert_eq!(
-            e(&mut c, json!({"schema_version": 4, "context_id": "x", "event_type": "infer.artifact", "context": {}})),
+            e(
+                &mut c,
+                json!({"schema_version": 4, "context_id": "x", "event_type": "infer.artifact", "context": {}})
+            ),
             "v4 event must have context_id and no context"
         );
     }

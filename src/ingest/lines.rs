@@ -97,7 +97,8 @@ impl<R: BufRead> Lines<R> {
             }
             // Lone carriage returns end lines too.
             let ends_with_cr = chunk.last() == Some(&b'\r');
-            let mut parts: Vec<Vec<u8>> = chunk.split(|b| *b == b'\r').map(<[u8]>::to_vec).collect();
+            let mut parts: Vec<Vec<u8>> =
+                chunk.split(|b| *b == b'\r').map(<[u8]>::to_vec).collect();
             if ends_with_cr {
                 parts.pop();
                 self.ended_with_cr = true;

@@ -39,7 +39,10 @@ pub enum IngestError {
         existing: String,
     },
     #[error("{display}: {source}", display = .path.display())]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error(transparent)]
     Db(#[from] DbError),
 }
@@ -112,15 +115,27 @@ pub fn sniff(path: &Path) -> Result<Kind, IngestError> {
         }
         let telemetry = pyjson::parse(&line)
             .ok()
-            .and_then(|v| v.get("event_type").and_then(Value::as_str).map(|s| s == "infer.telemetry_sample"))
+            .and_then(|v| {
+                v.get("event_type")
+                    .and_then(Value::as_str)
+                    .map(|s| s == "infer.telemetry_sample")
+            })
             .unwrap_or(false);
-        return Ok(if telemetry { Kind::Telemetry } else { Kind::Artifact });
+        return Ok(if telemetry {
+            Kind::Telemetry
+        } else {
+            Kind::Artifact
+        });
     }
     Ok(Kind::Artifact)
 }
 
 /// Ingests one file of either kind.
-pub fn ingest_path(conn: &mut Connection, path: &Path, opts: Options) -> Result<Ingested, IngestError> {
+pub fn ingest_path(
+    conn: &mut Connection,
+    path: &Path,
+    opts: Options,
+) -> Result<Ingested, IngestError> {
     match sniff(path)? {
         Kind::Artifact => ingest_artifact(conn, path, opts),
         Kind::Telemetry => telemetry::ingest_telemetry(conn, path, opts),
@@ -151,18 +166,28 @@ impl Facts {
         let et = decoded.get("event_type").and_then(Value::as_str);
         match et {
             Some("infer.artifact") if self.run_id.is_none() => {
-                if let Some(id) = decoded.get("context").and_then(|c| c.get("run_id")).and_then(Value::as_str) {
+                if let Some(id) = decoded
+                    .get("context")
+                    .and_then(|c| c.get("run_id"))
+                    .and_then(Value::as_str)
+                {
                     self.run_id = Some(id.to_owned());
                 }
             }
             Some("infer.session") => {
                 self.has_session_or_request = true;
                 if self.session_id.is_none() {
-                    self.session_id = decoded.get("session_id").and_then(Value::as_str).map(str::to_owned);
+                    self.session_id = decoded
+                        .get("session_id")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned);
                     self.started_at_ns = decoded.get("timestamp_ns").and_then(Value::as_i64);
                     if let Some(cfg) = decoded.get("config") {
                         self.model = cfg.get("model").and_then(Value::as_str).map(str::to_owned);
-                        self.endpoint = cfg.get("endpoint").and_then(Value::as_str).map(str::to_owned);
+                        self.endpoint = cfg
+                            .get("endpoint")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned);
                     }
                 }
             }
@@ -179,7 +204,10 @@ enum Sink {
     /// Writing into the transaction.
     Write,
     /// The run exists from another file (or this very file): only hash the rest.
-    Skip { existing_sha: Option<String>, existing_name: String },
+    Skip {
+        existing_sha: Option<String>,
+        existing_name: String,
+    },
 }
 
 enum Pending {
@@ -188,12 +216,18 @@ enum Pending {
 }
 
 /// Ingests a client artifact (artifact.md), streaming it.
-pub fn ingest_artifact(conn: &mut Connection, path: &Path, opts: Options) -> Result<Ingested, IngestError> {
+pub fn ingest_artifact(
+    conn: &mut Connection,
+    path: &Path,
+    opts: Options,
+) -> Result<Ingested, IngestError> {
     let file = open(path)?;
     let total = file.metadata().map(|m| m.len()).unwrap_or(0);
     let bar = crate::util::progress_bar(opts.progress, total, path);
     let mut lines = Lines::new(BufReader::with_capacity(1 << 20, file));
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(DbError::query(&sql::INGEST_INSERT_RUN))?;
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(DbError::query(&sql::INGEST_INSERT_RUN))?;
     let mut contexts = Contexts::default();
     let mut facts = Facts::default();
     let mut sink = Sink::Buffer(Vec::new());
@@ -230,9 +264,14 @@ pub fn ingest_artifact(conn: &mut Connection, path: &Path, opts: Options) -> Res
             }
         };
         let pending = match accepted {
-            Line::Definition { context_id, context } => Pending::Context(seq, context_id, context),
+            Line::Definition {
+                context_id,
+                context,
+            } => Pending::Context(seq, context_id, context),
             Line::Record { raw, transport } => {
-                if transport || raw.get("event_type").and_then(Value::as_str) == Some("infer.artifact") {
+                if transport
+                    || raw.get("event_type").and_then(Value::as_str) == Some("infer.artifact")
+                {
                     facts.observe(&contexts.expand(&raw));
                 } else {
                     facts.observe(&raw);
@@ -297,7 +336,11 @@ pub fn ingest_artifact(conn: &mut Connection, path: &Path, opts: Options) -> Res
     }
     drop(writer);
     let run_id = facts.run_id.clone().unwrap_or_default();
-    if let Sink::Skip { existing_sha, existing_name } = sink {
+    if let Sink::Skip {
+        existing_sha,
+        existing_name,
+    } = sink
+    {
         if existing_sha.as_deref() == Some(sha.as_str()) {
             // The same file again: nothing changes.
             drop(tx);
@@ -315,7 +358,10 @@ pub fn ingest_artifact(conn: &mut Connection, path: &Path, opts: Options) -> Res
             existing: existing_name,
         });
     }
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     tx.execute(
         sql::INGEST_INSERT_RUN.sql,
         rusqlite::named_params! {
@@ -333,7 +379,8 @@ pub fn ingest_artifact(conn: &mut Connection, path: &Path, opts: Options) -> Res
         },
     )
     .map_err(DbError::query(&sql::INGEST_INSERT_RUN))?;
-    tx.commit().map_err(DbError::query(&sql::INGEST_INSERT_RUN))?;
+    tx.commit()
+        .map_err(DbError::query(&sql::INGEST_INSERT_RUN))?;
     Ok(Ingested {
         kind: Kind::Artifact,
         run_id,
@@ -344,9 +391,19 @@ pub fn ingest_artifact(conn: &mut Connection, path: &Path, opts: Options) -> Res
 }
 
 /// Decides, once the run id is known, whether rows are written or skipped.
-fn start_run(conn: &Connection, path: &Path, run_id: &str, opts: Options, outcome: &mut Outcome) -> Result<Sink, IngestError> {
+fn start_run(
+    conn: &Connection,
+    path: &Path,
+    run_id: &str,
+    opts: Options,
+    outcome: &mut Outcome,
+) -> Result<Sink, IngestError> {
     let existing: Option<(Option<String>, Option<String>)> = conn
-        .query_row(sql::RUNS_FIND.sql, rusqlite::named_params! {":run_id": run_id}, |r| Ok((r.get(1)?, r.get(2)?)))
+        .query_row(
+            sql::RUNS_FIND.sql,
+            rusqlite::named_params! {":run_id": run_id},
+            |r| Ok((r.get(1)?, r.get(2)?)),
+        )
         .optional()
         .map_err(DbError::query(&sql::RUNS_FIND))?;
     match existing {
@@ -361,10 +418,11 @@ fn start_run(conn: &Connection, path: &Path, run_id: &str, opts: Options, outcom
         }
         Some((Some(sha), name)) => {
             if opts.replace {
-                let file_sha = crate::util::sha256_file(path).map_err(|source| IngestError::Io {
-                    path: path.to_owned(),
-                    source,
-                })?;
+                let file_sha =
+                    crate::util::sha256_file(path).map_err(|source| IngestError::Io {
+                        path: path.to_owned(),
+                        source,
+                    })?;
                 if file_sha == sha {
                     return Ok(Sink::Skip {
                         existing_sha: Some(sha),

@@ -6,7 +6,11 @@ use rusqlite::Connection;
 
 use super::{IngestError, Ingested, Options};
 
-pub fn ingest_telemetry(_conn: &mut Connection, path: &Path, _opts: Options) -> Result<Ingested, IngestError> {
+pub fn ingest_telemetry(
+    _conn: &mut Connection,
+    path: &Path,
+    _opts: Options,
+) -> Result<Ingested, IngestError> {
     Err(IngestError::Invalid {
         path: path.to_owned(),
         message: "telemetry ingest is not wired yet".into(),

@@ -115,7 +115,8 @@ impl Request {
                 self.chunk_list_len = 0;
                 if let Value::Array(items) = v {
                     self.chunk_list_len = items.len();
-                    self.chunk_gaps.extend(items.iter().filter_map(pyjson::number));
+                    self.chunk_gaps
+                        .extend(items.iter().filter_map(pyjson::number));
                 }
             }
             "stream" => self.stream = pyjson::truthy(v),

@@ -56,7 +56,9 @@ fn client_metric(key: &str, r: &Request) -> Option<f64> {
         "client.ttft" => plausible(ttft),
         "client.ttft_from_intended" => plausible(Some(ttft? + r.dispatch_lag_ms?)),
         "client.e2e" => plausible(e2e),
-        "client.e2e_from_intended" => plausible(Some((r.ended_at_ns? - r.intended_at_ns?) as f64 / 1_000_000.0)),
+        "client.e2e_from_intended" => plausible(Some(
+            (r.ended_at_ns? - r.intended_at_ns?) as f64 / 1_000_000.0,
+        )),
         "client.tpot" => {
             if r.output_token_source != "server_usage" || !r.output_tokens_is_int {
                 return None;
@@ -79,7 +81,13 @@ pub fn build(data: &RunData, _opts: &Options) -> Report {
     for r in data.measured() {
         by_case.entry(r.case_key.clone()).or_default().push(r);
     }
-    let client_keys = ["client.ttft", "client.ttft_from_intended", "client.e2e", "client.e2e_from_intended", "client.tpot"];
+    let client_keys = [
+        "client.ttft",
+        "client.ttft_from_intended",
+        "client.e2e",
+        "client.e2e_from_intended",
+        "client.tpot",
+    ];
     let metric_fns: Vec<Box<case::MetricFn>> = client_keys
         .iter()
         .map(|k| {
@@ -105,7 +113,10 @@ pub fn build(data: &RunData, _opts: &Options) -> Report {
                 c.insert("arrivals".into(), case::arrivals(reqs, window));
                 c.insert("prompts".into(), case::prompts(reqs, window));
                 c.insert("lengths".into(), case::lengths(reqs));
-                c.insert("cache".into(), case::cache(ctx.cache_states.get(key).copied()));
+                c.insert(
+                    "cache".into(),
+                    case::cache(ctx.cache_states.get(key).copied()),
+                );
                 c.insert("latency".into(), case::latency(reqs, &metrics));
                 c.insert("streaming".into(), case::streaming(reqs));
                 c.insert("population".into(), pop.population);
@@ -122,12 +133,22 @@ pub fn build(data: &RunData, _opts: &Options) -> Report {
         *by_status.entry(r.status.clone()).or_insert(0) += 1;
     }
     let total = measured.len();
-    let failure_rate = if total == 0 { 0.0 } else { failed.len() as f64 / total as f64 };
+    let failure_rate = if total == 0 {
+        0.0
+    } else {
+        failed.len() as f64 / total as f64
+    };
     let mut obs = observers::observers(data, &Map::new());
     let observer_order: Vec<String> = obs
         .as_object_mut()
         .and_then(|o| o.remove("__order"))
-        .and_then(|v| v.as_array().map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect()))
+        .and_then(|v| {
+            v.as_array().map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_owned))
+                    .collect()
+            })
+        })
         .unwrap_or_default();
     let json = json!({
         "analysis_version": 2,
@@ -178,7 +199,16 @@ fn workload(data: &RunData) -> Value {
         None => Value::Null,
         Some(w) => {
             let mut m = Map::new();
-            for k in ["workload_digest", "seed", "generator", "prompts", "warmup", "decoding", "tokenizer", "chat_template"] {
+            for k in [
+                "workload_digest",
+                "seed",
+                "generator",
+                "prompts",
+                "warmup",
+                "decoding",
+                "tokenizer",
+                "chat_template",
+            ] {
                 m.insert(k.into(), pyjson::get(w, k).clone());
             }
             Value::Object(m)
@@ -196,9 +226,10 @@ fn admitted_ids(data: &RunData) -> Option<HashSet<String>> {
         .map(pyjson::str_form)
         .collect();
     let span_source = data.of_type("infer.vllm_span").next().is_some()
-        || data
-            .of_type("infer.session")
-            .any(|s| pyjson::get(s, "config").is_object() && !pyjson::get(pyjson::get(s, "config"), "vllm_spans").is_null());
+        || data.of_type("infer.session").any(|s| {
+            pyjson::get(s, "config").is_object()
+                && !pyjson::get(pyjson::get(s, "config"), "vllm_spans").is_null()
+        });
     if hook.is_empty() && !span_source {
         return None;
     }

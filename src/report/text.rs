@@ -32,14 +32,23 @@ pub fn render(report: &Report) -> String {
     let mut lines: Vec<String> = vec![
         "Inference Profile Analysis".into(),
         "-".repeat(28),
-        format!("Total requests: {}", s(pyjson::get(summary, "total_requests"))),
-        format!("Successful requests: {}", s(pyjson::get(summary, "successful_requests"))),
+        format!(
+            "Total requests: {}",
+            s(pyjson::get(summary, "total_requests"))
+        ),
+        format!(
+            "Successful requests: {}",
+            s(pyjson::get(summary, "successful_requests"))
+        ),
         format!(
             "Failed requests: {}{}",
             s(pyjson::get(summary, "failed_requests")),
             breakdown(pyjson::get(summary, "failures_by_status"))
         ),
-        format!("Failure rate: {:.2}%", pyjson::get(summary, "failure_rate").as_f64().unwrap_or(0.0) * 100.0),
+        format!(
+            "Failure rate: {:.2}%",
+            pyjson::get(summary, "failure_rate").as_f64().unwrap_or(0.0) * 100.0
+        ),
     ];
     let status = pyjson::get(summary, "session_status");
     if !status.is_null() && status.as_str() != Some("completed") {
@@ -128,11 +137,17 @@ fn case_lines(id: &str, case: &Value, lines: &mut Vec<String>) {
             s(pyjson::get(thr, "numerator_cohort")).replace('_', " ")
         ));
     } else if pyjson::truthy(pyjson::get(intervals, "rate_reason")) {
-        lines.push(format!("  no rate interval ({})", s(pyjson::get(intervals, "rate_reason"))));
+        lines.push(format!(
+            "  no rate interval ({})",
+            s(pyjson::get(intervals, "rate_reason"))
+        ));
     }
     let pop = pyjson::get(case, "population");
     if pop.is_object() && pyjson::get(pop, "cohort_valid") == &Value::Bool(false) {
-        let issues: Vec<String> = pyjson::get(pop, "issues").as_array().map(|a| a.iter().map(s).collect()).unwrap_or_default();
+        let issues: Vec<String> = pyjson::get(pop, "issues")
+            .as_array()
+            .map(|a| a.iter().map(s).collect())
+            .unwrap_or_default();
         lines.push(format!("  cohort invalid: {}", issues.join(", ")));
     }
     let slo = pyjson::get(case, "slo");
@@ -143,18 +158,26 @@ fn case_lines(id: &str, case: &Value, lines: &mut Vec<String>) {
     let prompts = pyjson::get(case, "prompts");
     let mode = pyjson::get(prompts, "mode");
     if prompts.is_object() && !mode.is_null() && mode.as_str() != Some("repeat") {
-        let mut line = format!("  prompts: {}, {} distinct", s(mode), s(pyjson::get(prompts, "distinct_prompts")));
+        let mut line = format!(
+            "  prompts: {}, {} distinct",
+            s(mode),
+            s(pyjson::get(prompts, "distinct_prompts"))
+        );
         let groups = pyjson::get(prompts, "prefix_groups_used");
         if pyjson::truthy(groups) {
             line += &format!(" over {} prefix groups", s(groups));
         }
-        if let Some(max) = pyjson::get(pyjson::get(prompts, "shared_prefix_tokens"), "max").as_f64() {
+        if let Some(max) = pyjson::get(pyjson::get(prompts, "shared_prefix_tokens"), "max").as_f64()
+        {
             line += &format!(", shared prefixes up to {max:.0} tokens");
         }
         lines.push(line);
     }
     let cache = pyjson::get(case, "cache");
-    if cache.is_object() && (pyjson::get(cache, "requested").as_str() == Some("cold") || !pyjson::get(cache, "reset").is_null()) {
+    if cache.is_object()
+        && (pyjson::get(cache, "requested").as_str() == Some("cold")
+            || !pyjson::get(cache, "reset").is_null())
+    {
         lines.push(format!(
             "  cache: {} requested, {} ({}); run kind {}",
             s(pyjson::get(cache, "requested")),
@@ -169,12 +192,29 @@ fn case_lines(id: &str, case: &Value, lines: &mut Vec<String>) {
 pub fn slo_line(slo: &Value) -> Vec<String> {
     let name = s(pyjson::get(slo, "slo_name"));
     if pyjson::get(slo, "status").as_str() != Some("evaluated") {
-        return vec![format!("  SLO {name}: unmeasurable ({})", s(pyjson::get(slo, "reason")))];
+        return vec![format!(
+            "  SLO {name}: unmeasurable ({})",
+            s(pyjson::get(slo, "reason"))
+        )];
     }
-    let (lo, hi) = (pyjson::get(slo, "attainment_lower"), pyjson::get(slo, "attainment_upper"));
-    let attainment = if pyjson::py_eq(lo, hi) { pct1(lo) } else { format!("{}-{}", pct1(lo), pct1(hi)) };
-    let (glo, ghi) = (pyjson::get(slo, "goodput_lower_rps"), pyjson::get(slo, "goodput_upper_rps"));
-    let goodput = if pyjson::py_eq(glo, ghi) { f2(glo) } else { format!("{}-{}", f2(glo), f2(ghi)) };
+    let (lo, hi) = (
+        pyjson::get(slo, "attainment_lower"),
+        pyjson::get(slo, "attainment_upper"),
+    );
+    let attainment = if pyjson::py_eq(lo, hi) {
+        pct1(lo)
+    } else {
+        format!("{}-{}", pct1(lo), pct1(hi))
+    };
+    let (glo, ghi) = (
+        pyjson::get(slo, "goodput_lower_rps"),
+        pyjson::get(slo, "goodput_upper_rps"),
+    );
+    let goodput = if pyjson::py_eq(glo, ghi) {
+        f2(glo)
+    } else {
+        format!("{}-{}", f2(glo), f2(ghi))
+    };
     vec![format!(
         "  SLO {name}: attainment {attainment} of {} offered, goodput {goodput} req/s, {} unknown",
         s(pyjson::get(slo, "offered")),
@@ -199,7 +239,10 @@ fn arrival_line(a: &Value, latency: &Value, lines: &mut Vec<String>) {
     ];
     let mut counts: Vec<(String, Value)> = vec![
         ("dropped".into(), pyjson::get(a, "dropped").clone()),
-        ("held for a slot".into(), pyjson::get(a, "held_for_slot").clone()),
+        (
+            "held for a slot".into(),
+            pyjson::get(a, "held_for_slot").clone(),
+        ),
     ];
     if let Some(m) = failed.as_object() {
         for (k, v) in m {
@@ -221,11 +264,17 @@ fn arrival_line(a: &Value, latency: &Value, lines: &mut Vec<String>) {
     }
     let lag = pyjson::get(pyjson::get(a, "dispatch_lag_ms"), "p95");
     if pyjson::is_number(lag) {
-        parts.push(format!("dispatch lag p95 {:.2} ms", lag.as_f64().unwrap_or(0.0)));
+        parts.push(format!(
+            "dispatch lag p95 {:.2} ms",
+            lag.as_f64().unwrap_or(0.0)
+        ));
     }
     let intended = pyjson::get(latency, "e2e_from_intended_p95");
     if mode.as_str() != Some("closed") && pyjson::is_number(intended) {
-        parts.push(format!("E2E from intended arrival p95 {:.2} ms", intended.as_f64().unwrap_or(0.0)));
+        parts.push(format!(
+            "E2E from intended arrival p95 {:.2} ms",
+            intended.as_f64().unwrap_or(0.0)
+        ));
     }
     lines.push(format!("  arrivals: {}", parts.join(", ")));
 }

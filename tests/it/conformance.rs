@@ -1,0 +1,196 @@
+//! Every reference case whose features stormlog implements must give the
+//! reference's JSON (value for value) and text (byte for byte), through
+//! `stormlog infer analyze` and through `stormlog ingest` + `stormlog report`.
+//! Adding a case is adding a folder under tests/fixtures/conformance/cases.
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::common::{case_args, fixtures, leaf_mismatches, run_in};
+
+/// What a case needs beyond the client-side report.
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+enum Feature {
+    ServerTelemetry,
+    Slo,
+    Vllm,
+}
+
+/// The features this build implements; a case needing another one is listed
+/// as not yet covered (and the test says which).
+const IMPLEMENTED: &[Feature] = &[];
+
+fn features(dir: &Path) -> Vec<Feature> {
+    let args = case_args(dir).join(" ");
+    let artifact = std::fs::read_to_string(dir.join("artifact.jsonl")).unwrap_or_default();
+    let mut f = Vec::new();
+    if args.contains("--server-telemetry") {
+        f.push(Feature::ServerTelemetry);
+    }
+    if args.contains("--slo") || artifact.contains("\"event_type\": \"infer.slo\"") {
+        f.push(Feature::Slo);
+    }
+    if args.contains("--vllm-spans") || artifact.contains("infer.vllm_") {
+        f.push(Feature::Vllm);
+    }
+    f
+}
+
+fn analyze_cases() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(fixtures().join("cases"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| !p.join("command").exists())
+        .collect();
+    v.sort();
+    v
+}
+
+fn check(dir: &Path, label: &str, json: &[u8], text: &[u8], failures: &mut Vec<String>) {
+    let name = dir.file_name().unwrap().to_string_lossy();
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+    match serde_json::from_slice::<Value>(json) {
+        Ok(actual) => {
+            let bad = leaf_mismatches(&expected, &actual);
+            if !bad.is_empty() {
+                failures.push(format!(
+                    "{name} ({label}) json: {} mismatches, first: {:?}",
+                    bad.len(),
+                    &bad[..bad.len().min(5)]
+                ));
+            }
+        }
+        Err(e) => failures.push(format!("{name} ({label}) json did not parse: {e}")),
+    }
+    let expected_txt = std::fs::read(dir.join("expected.txt")).unwrap();
+    if text != expected_txt.as_slice() {
+        let got = String::from_utf8_lossy(text);
+        let want = String::from_utf8_lossy(&expected_txt);
+        let first = got.lines().zip(want.lines()).position(|(a, b)| a != b);
+        failures.push(format!("{name} ({label}) txt differs at line {first:?}"));
+    }
+}
+
+#[test]
+fn analyze_matches_the_reference() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for dir in analyze_cases() {
+        if !features(&dir).iter().all(|f| IMPLEMENTED.contains(f)) {
+            continue;
+        }
+        let args = case_args(&dir);
+        let mut base: Vec<&str> = vec!["infer", "analyze", "artifact.jsonl"];
+        base.extend(args.iter().map(String::as_str));
+        let mut j = base.clone();
+        j.extend(["--format", "json"]);
+        let out = run_in(&dir, &j);
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let txt = run_in(&dir, &base);
+        check(
+            &dir,
+            "infer analyze",
+            &out.stdout,
+            &txt.stdout,
+            &mut failures,
+        );
+        checked += 1;
+    }
+    assert!(checked >= 14, "only {checked} cases checked");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn ingest_then_report_matches_the_reference() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("project.db");
+    let db = db.to_str().unwrap();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for dir in analyze_cases() {
+        if !features(&dir).iter().all(|f| IMPLEMENTED.contains(f)) || !case_args(&dir).is_empty() {
+            continue;
+        }
+        let out = run_in(&dir, &["ingest", "--db", db, "artifact.jsonl"]);
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let runs = run_in(&dir, &["runs", "--db", db, "--format", "json"]);
+        let runs: Value = serde_json::from_slice(&runs.stdout).unwrap();
+        let artifact = std::fs::read_to_string(dir.join("artifact.jsonl")).unwrap();
+        let run_id = runs
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["run_id"].as_str().unwrap().to_owned())
+            .find(|id| artifact.contains(&format!("\"run_id\": \"{id}\"")))
+            .expect("the run is listed");
+        let json = run_in(&dir, &["report", "--db", db, &run_id, "--format", "json"]);
+        let txt = run_in(&dir, &["report", "--db", db, &run_id]);
+        check(
+            &dir,
+            "ingest + report",
+            &json.stdout,
+            &txt.stdout,
+            &mut failures,
+        );
+        checked += 1;
+    }
+    assert!(checked >= 14, "only {checked} cases checked");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn bad_inputs_get_the_reference_status_and_message() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for entry in std::fs::read_dir(fixtures().join("bad")).unwrap() {
+        let dir = entry.unwrap().path();
+        let Ok(rc) = std::fs::read_to_string(dir.join("expected.rc")) else {
+            continue;
+        };
+        let needs: Vec<Feature> = {
+            let a = case_args(&dir).join(" ");
+            let mut f = vec![];
+            if a.contains("--server-telemetry") {
+                f.push(Feature::ServerTelemetry);
+            }
+            if a.contains("--slo") && !a.contains("--slo-file")
+                || a.contains("--slo-file") && !a.contains("--slo ")
+            {
+                f.push(Feature::Slo);
+            }
+            f
+        };
+        if !needs.iter().all(|f| IMPLEMENTED.contains(f)) {
+            continue;
+        }
+        let prefix = std::fs::read_to_string(dir.join("expected.prefix")).unwrap();
+        let args = case_args(&dir);
+        let mut argv: Vec<&str> = vec!["infer", "analyze", "artifact.jsonl"];
+        argv.extend(args.iter().map(String::as_str));
+        argv.extend(["--format", "json"]);
+        let out = run_in(&dir, &argv);
+        let code = out.status.code().unwrap_or(-1);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        if code.to_string() != rc.trim() || !stderr.contains(prefix.trim_end_matches('\n')) {
+            failures.push(format!(
+                "{name}: exit {code} (want {}), stderr {stderr:?} lacks {prefix:?}",
+                rc.trim()
+            ));
+        }
+        checked += 1;
+    }
+    assert!(checked >= 8, "only {checked} bad cases checked");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -1,0 +1,333 @@
+//! The project database's promises: every conformance file ingests; the same
+//! file twice changes nothing; export gives every record back; bad input
+//! changes nothing; a killed ingest leaves a usable database; two ingests at
+//! once both land.
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use stormlog::pyjson;
+
+use crate::common::{bin, fixtures, run_in};
+
+fn artifacts() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = Vec::new();
+    for entry in std::fs::read_dir(fixtures().join("cases")).unwrap() {
+        let dir = entry.unwrap().path();
+        for f in std::fs::read_dir(&dir).unwrap() {
+            let p = f.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            let is_artifact = name == "artifact.jsonl"
+                || name.starts_with("baseline_b")
+                || name.starts_with("candidate_b");
+            if is_artifact {
+                v.push(p);
+            }
+        }
+    }
+    v.sort();
+    v
+}
+
+/// Every row of every table, as text: equal dumps mean equal databases.
+fn dump(db: &Path) -> String {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    tables.retain(|t| !t.starts_with("sqlite_"));
+    let mut out = String::new();
+    for t in tables {
+        let mut stmt = conn
+            .prepare(&format!("SELECT * FROM \"{t}\" ORDER BY 1, 2"))
+            .unwrap();
+        let n = stmt.column_count();
+        let mut rows = stmt.query([]).unwrap();
+        while let Some(row) = rows.next().unwrap() {
+            out.push_str(&t);
+            for i in 0..n {
+                let v: rusqlite::types::Value = row.get(i).unwrap();
+                out.push_str(&format!("|{v:?}"));
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn ingest(db: &Path, files: &[&Path]) -> std::process::Output {
+    let mut c = bin();
+    c.arg("ingest")
+        .arg("--db")
+        .arg(db)
+        .args(files)
+        .env_remove("STORMLOG_DB");
+    c.output().unwrap()
+}
+
+#[test]
+fn every_artifact_ingests_twice_identically_and_exports_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("p.db");
+    let files = artifacts();
+    assert!(files.len() >= 40, "{} artifacts", files.len());
+    // Runs from different cases may share a run id (e.g. the compare arms);
+    // one database per run id keeps this test about losslessness.
+    for (i, f) in files.iter().enumerate() {
+        let db = tmp.path().join(format!("p{i}.db"));
+        let out = ingest(&db, &[f]);
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            f.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let before = dump(&db);
+        let again = ingest(&db, &[f]);
+        assert!(again.status.success());
+        assert!(
+            String::from_utf8_lossy(&again.stdout).contains("unchanged"),
+            "{}",
+            String::from_utf8_lossy(&again.stdout)
+        );
+        assert_eq!(
+            before,
+            dump(&db),
+            "{}: second ingest changed the database",
+            f.display()
+        );
+        let runs = run_in(
+            tmp.path(),
+            &["runs", "--db", db.to_str().unwrap(), "--format", "json"],
+        );
+        let runs: Value = serde_json::from_slice(&runs.stdout).unwrap();
+        let run_id = runs[0]["run_id"].as_str().unwrap().to_owned();
+        let export = run_in(
+            tmp.path(),
+            &["export", "--db", db.to_str().unwrap(), &run_id],
+        );
+        assert!(
+            export.status.success(),
+            "{}",
+            String::from_utf8_lossy(&export.stderr)
+        );
+        let original: Vec<Value> = std::fs::read_to_string(f)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| pyjson::parse(l).unwrap())
+            .collect();
+        let exported: Vec<Value> = String::from_utf8(export.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| pyjson::parse(l).unwrap())
+            .collect();
+        assert_eq!(original.len(), exported.len(), "{}", f.display());
+        for (n, (a, b)) in original.iter().zip(&exported).enumerate() {
+            assert!(
+                pyjson::py_eq(a, b),
+                "{} record {n}: {a} != {b}",
+                f.display()
+            );
+        }
+    }
+    let _ = db;
+}
+
+#[test]
+fn bad_files_are_refused_and_change_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("p.db");
+    let good = fixtures().join("cases/burst/artifact.jsonl");
+    assert!(ingest(&db, &[&good]).status.success());
+    let before = dump(&db);
+    let mut checked = 0;
+    for entry in std::fs::read_dir(fixtures().join("bad")).unwrap() {
+        let dir = entry.unwrap().path();
+        let Ok(rc) = std::fs::read_to_string(dir.join("expected.rc")) else {
+            continue;
+        };
+        if rc.trim() != "5" {
+            continue;
+        }
+        let args = std::fs::read_to_string(dir.join("args")).unwrap_or_default();
+        // The file that is bad: the telemetry when the case names one, else the artifact.
+        let bad = if args.contains("--server-telemetry") {
+            dir.join(args.split_whitespace().nth(1).unwrap())
+        } else if args.contains("--slo") {
+            continue;
+        } else {
+            dir.join("artifact.jsonl")
+        };
+        let out = ingest(&db, &[&bad]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(5), "{}: {stderr}", dir.display());
+        let prefix = std::fs::read_to_string(dir.join("expected.prefix")).unwrap();
+        let prefix = prefix.trim_end_matches('\n');
+        // The message names the file as given and, where the reference does, the line.
+        let tail = prefix.split_once(": ").map_or("", |(_, t)| t);
+        assert!(
+            stderr.contains(tail),
+            "{}: {stderr} lacks {tail:?}",
+            dir.display()
+        );
+        assert_eq!(
+            before,
+            dump(&db),
+            "{}: a refused file changed the database",
+            dir.display()
+        );
+        checked += 1;
+    }
+    assert!(checked >= 7, "{checked}");
+}
+
+#[test]
+fn a_different_file_for_a_stored_run_needs_replace() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("p.db");
+    let src = fixtures().join("cases/slo_recorded/artifact.jsonl");
+    let other = fixtures().join("cases/slo_override/artifact.jsonl");
+    // slo_override re-judges the very same artifact: same bytes, a no-op.
+    assert!(ingest(&db, &[&src]).status.success());
+    let again = ingest(&db, &[&other]);
+    assert!(again.status.success());
+    // A changed copy claims the same run id: refused, then replaced on request.
+    let changed = tmp.path().join("changed.jsonl");
+    let mut text = std::fs::read_to_string(&src).unwrap();
+    text.push_str("{\"event_type\": \"infer.note\", \"schema_version\": 1}\n");
+    std::fs::write(&changed, text).unwrap();
+    let before = dump(&db);
+    let refused = ingest(&db, &[&changed]);
+    assert_eq!(refused.status.code(), Some(5));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--replace"));
+    assert_eq!(before, dump(&db));
+    let mut c = bin();
+    let out = c
+        .args(["ingest", "--replace", "--db"])
+        .arg(&db)
+        .arg(&changed)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("replaced"));
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let n: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM records WHERE event_type = 'infer.note'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+}
+
+/// A large artifact made from the `large` case: its lines repeated with fresh
+/// request ids, so an ingest of it takes long enough to be interrupted.
+fn big_artifact(dir: &Path, copies: usize) -> PathBuf {
+    let src = std::fs::read_to_string(fixtures().join("cases/large/artifact.jsonl")).unwrap();
+    let (head, requests): (Vec<&str>, Vec<&str>) = src
+        .lines()
+        .partition(|l| !l.contains("\"event_type\": \"infer.request\""));
+    let mut out = String::with_capacity(src.len() * copies);
+    for l in &head {
+        out.push_str(l);
+        out.push('\n');
+    }
+    for c in 0..copies {
+        for l in &requests {
+            out.push_str(&l.replace("_measured_", &format!("_measured_{c}x")));
+            out.push('\n');
+        }
+    }
+    let p = dir.join("big.jsonl");
+    std::fs::write(&p, out).unwrap();
+    p
+}
+
+#[test]
+fn a_killed_ingest_leaves_a_usable_database() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("p.db");
+    let big = big_artifact(tmp.path(), 12);
+    let mut child = bin()
+        .arg("ingest")
+        .arg("--db")
+        .arg(&db)
+        .arg(&big)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let _ = child.kill(); // SIGKILL
+    let _ = child.wait();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let ok: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(ok, "ok");
+    drop(conn);
+    let out = ingest(&db, &[&fixtures().join("cases/burst/artifact.jsonl")]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = ingest(&db, &[&big]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn two_ingests_at_once_both_land() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("p.db");
+    let a = fixtures().join("cases/poisson/artifact.jsonl");
+    let b = fixtures().join("cases/closed_matrix/artifact.jsonl");
+    let mut ca = bin()
+        .arg("ingest")
+        .arg("--db")
+        .arg(&db)
+        .arg(&a)
+        .spawn()
+        .unwrap();
+    let mut cb = bin()
+        .arg("ingest")
+        .arg("--db")
+        .arg(&db)
+        .arg(&b)
+        .spawn()
+        .unwrap();
+    assert!(ca.wait().unwrap().success());
+    assert!(cb.wait().unwrap().success());
+    let runs = run_in(
+        tmp.path(),
+        &["runs", "--db", db.to_str().unwrap(), "--format", "json"],
+    );
+    let runs: Value = serde_json::from_slice(&runs.stdout).unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn schema_snapshot() {
+    let conn = stormlog::db::open_memory().unwrap();
+    let schema: Vec<String> = conn
+        .prepare("SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY type DESC, name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!("schema", schema.join(";\n\n"));
+    });
+}

@@ -1,0 +1,9 @@
+//! The one integration test binary: conformance against the reference's own
+//! outputs (the cases under `tests/fixtures/conformance`), the project
+//! database's promises (idempotence, export round trip, atomic refusal,
+//! crash safety, concurrency), and the command line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod conformance;
+mod database;
