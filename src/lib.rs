@@ -14,5 +14,6 @@
 //! `model`, `analysis`, `slo` and `join` never touch SQLite, clap or sysinfo.
 
 pub mod cli;
+pub mod collector;
 pub mod exit;
 pub mod pyjson;
