@@ -15,6 +15,7 @@
 
 pub mod analysis;
 pub mod cli;
+pub mod collector;
 pub mod db;
 pub mod exit;
 pub mod ingest;

@@ -172,6 +172,12 @@ pub fn run(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Result
         | Command::Infer {
             command: InferCommand::Analyze(a),
         } => cmd_analyze(a, out, err),
+        Command::CollectServer(a)
+        | Command::Infer {
+            command: InferCommand::CollectServer(a),
+        } => {
+            crate::collector::run(&a, out, err).map_err(|e| CliError::new(e.exit(), e.to_string()))
+        }
     }
 }
 

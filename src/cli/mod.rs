@@ -57,6 +57,11 @@ pub enum Command {
     Report(commands::ReportArgs),
     /// Analyze an artifact file directly (same as `stormlog infer analyze`).
     Analyze(commands::AnalyzeArgs),
+    /// Sample a live inference server's process (RSS) and GPU memory into telemetry JSONL.
+    ///
+    /// Runs on the inference host for the length of a profile; stops on
+    /// --duration, SIGINT/SIGTERM, the process ending or the GPU identity changing.
+    CollectServer(crate::collector::CollectArgs),
     /// Drop-in commands of the reference `stormlog infer`.
     Infer {
         #[command(subcommand)]
@@ -68,6 +73,8 @@ pub enum Command {
 pub enum InferCommand {
     /// Analyze a profile artifact (the reference's `infer analyze`).
     Analyze(commands::AnalyzeArgs),
+    /// Sample a server process and its GPU (the reference's `infer collect-server`).
+    CollectServer(crate::collector::CollectArgs),
 }
 
 /// Runs the command line and returns the process exit status.

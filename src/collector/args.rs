@@ -1,0 +1,336 @@
+//! Command-line options of `collect-server` (raw, as typed) and their checked
+//! form. The flags, defaults and value syntax follow the reference's argparse
+//! definition (telemetry spec §5.1); the checks follow §5.2 step 3 in order, so
+//! the first failing check names the same problem the reference would.
+
+use std::path::PathBuf;
+
+use super::identity::{validate_group, IdentityError};
+
+/// `stormlog collect-server` / `stormlog infer collect-server` options.
+#[derive(clap::Args, Debug, Clone)]
+pub struct CollectArgs {
+    /// Run ID also passed to `infer profile`
+    #[arg(long = "run-id", value_name = "RUN_ID")]
+    pub run_id: String,
+
+    /// Server process to watch; use the worker that owns the GPU work
+    #[arg(long, value_name = "PID", value_parser = parse_py_int, allow_negative_numbers = true)]
+    pub pid: i64,
+
+    /// JSONL path
+    #[arg(long, value_name = "OUTPUT")]
+    pub output: PathBuf,
+
+    /// Seconds between polls
+    #[arg(long, value_name = "INTERVAL", default_value = "0.1",
+          value_parser = parse_py_float, allow_negative_numbers = true)]
+    pub interval: f64,
+
+    /// Stop after this many seconds (default: until Ctrl+C or SIGTERM)
+    #[arg(long, value_name = "DURATION", value_parser = parse_py_float, allow_negative_numbers = true)]
+    pub duration: Option<f64>,
+
+    /// NVML index (PCI bus order, not the server's CUDA ordinal)
+    #[arg(long = "device-index", value_name = "DEVICE_INDEX", default_value = "0",
+          value_parser = parse_py_int, allow_negative_numbers = true)]
+    pub device_index: i64,
+
+    /// GPU or MIG UUID; preferred over --device-index
+    #[arg(long = "device-uuid", value_name = "DEVICE_UUID")]
+    pub device_uuid: Option<String>,
+
+    /// Collect process RSS only
+    #[arg(long = "no-gpu")]
+    pub no_gpu: bool,
+
+    #[arg(long = "replica-id", value_name = "REPLICA_ID")]
+    pub replica_id: Option<String>,
+
+    /// This process's rank; required with --group-id
+    #[arg(long, value_name = "RANK", value_parser = parse_py_int, allow_negative_numbers = true)]
+    pub rank: Option<i64>,
+
+    /// Shared by every collector of one server, e.g. its tensor-parallel workers
+    #[arg(long = "group-id", value_name = "GROUP_ID")]
+    pub group_id: Option<String>,
+
+    /// Number of group members; each rank 0..N-1 needs a collector
+    #[arg(long = "world-size", value_name = "WORLD_SIZE", value_parser = parse_py_int,
+          allow_negative_numbers = true)]
+    pub world_size: Option<i64>,
+
+    /// Also write the samples into this project database (accepted; not yet used)
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+/// An option check of §5.2 step 3 failed: a usage error (exit 2).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionsError {
+    #[error("run_id and a positive pid are required")]
+    RunIdAndPid,
+    #[error("--no-gpu cannot be combined with a GPU source")]
+    NoGpuWithSource,
+    #[error("interval must be a finite number of seconds >= 0.01")]
+    Interval,
+    #[error("duration must be a finite, positive number of seconds")]
+    Duration,
+    #[error(transparent)]
+    Group(#[from] IdentityError),
+}
+
+/// Options that passed the checks of §5.2 step 3 (process lookup excluded).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    pub run_id: String,
+    /// Positive; a value beyond the OS's PID range is refused by the lookup.
+    pub pid: i64,
+    pub output: PathBuf,
+    pub interval_seconds: f64,
+    pub duration_seconds: Option<f64>,
+    pub device_index: i64,
+    pub device_uuid: Option<String>,
+    pub no_gpu: bool,
+    pub replica_id: Option<String>,
+    pub rank: Option<i64>,
+    pub group_id: Option<String>,
+    pub world_size: Option<i64>,
+}
+
+/// The smallest poll interval the reference accepts, in seconds.
+pub const MIN_INTERVAL_SECONDS: f64 = 0.01;
+
+impl CollectArgs {
+    /// Runs the option checks in the reference's order (§5.2 step 3.1-3.5).
+    pub fn check(&self) -> Result<Options, OptionsError> {
+        if self.run_id.is_empty() || self.pid <= 0 {
+            return Err(OptionsError::RunIdAndPid);
+        }
+        // An empty --device-uuid is falsy in the reference, so it passes here.
+        if self.no_gpu && self.device_uuid.as_deref().is_some_and(|u| !u.is_empty()) {
+            return Err(OptionsError::NoGpuWithSource);
+        }
+        // `!(x >= min)` also rejects NaN, which compares false with everything.
+        if !self.interval.is_finite() || self.interval < MIN_INTERVAL_SECONDS {
+            return Err(OptionsError::Interval);
+        }
+        if let Some(duration) = self.duration {
+            if !duration.is_finite() || duration <= 0.0 {
+                return Err(OptionsError::Duration);
+            }
+        }
+        validate_group(self.group_id.as_deref(), self.rank, self.world_size)?;
+        Ok(Options {
+            run_id: self.run_id.clone(),
+            pid: self.pid,
+            output: self.output.clone(),
+            interval_seconds: self.interval,
+            duration_seconds: self.duration,
+            device_index: self.device_index,
+            device_uuid: self.device_uuid.clone(),
+            no_gpu: self.no_gpu,
+            replica_id: self.replica_id.clone(),
+            rank: self.rank,
+            group_id: self.group_id.clone(),
+            world_size: self.world_size,
+        })
+    }
+}
+
+/// Parses an integer the way Python's `int(text)` does: surrounding
+/// whitespace, a sign, leading zeros and single `_` between digits are
+/// accepted. Values outside `i64` are refused (Python's are unbounded).
+pub fn parse_py_int(text: &str) -> Result<i64, String> {
+    let invalid = || format!("invalid int value: '{text}'");
+    let trimmed = text.trim();
+    let (negative, digits) = match trimmed.as_bytes().first() {
+        Some(b'-') => (true, &trimmed[1..]),
+        Some(b'+') => (false, &trimmed[1..]),
+        _ => (false, trimmed),
+    };
+    let plain = strip_digit_separators(digits).ok_or_else(invalid)?;
+    if plain.is_empty() || !plain.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(invalid());
+    }
+    let signed = if negative { format!("-{plain}") } else { plain };
+    signed.parse::<i64>().map_err(|_| invalid())
+}
+
+/// Parses a float the way Python's `float(text)` does: surrounding
+/// whitespace, `_` between digits, `inf`/`infinity`/`nan` in any case.
+pub fn parse_py_float(text: &str) -> Result<f64, String> {
+    let invalid = || format!("invalid float value: '{text}'");
+    let trimmed = text.trim();
+    let plain = strip_digit_separators(trimmed).ok_or_else(invalid)?;
+    // Rust's parser accepts the same literal forms as Python's for these
+    // characters; anything else (hex, inner spaces) is refused by both.
+    if !plain
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-'))
+    {
+        return Err(invalid());
+    }
+    plain.parse::<f64>().map_err(|_| invalid())
+}
+
+/// Removes `_` digit separators, refusing any `_` not between two digits.
+fn strip_digit_separators(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'_' {
+            let before = i.checked_sub(1).and_then(|j| bytes.get(j));
+            let after = bytes.get(i + 1);
+            if !(before.is_some_and(u8::is_ascii_digit) && after.is_some_and(u8::is_ascii_digit)) {
+                return None;
+            }
+        } else {
+            out.push(char::from(b));
+        }
+    }
+    // Only ASCII reaches the parsers; a non-ASCII byte makes the pushes above
+    // produce a different string, so refuse it outright.
+    text.is_ascii().then_some(out)
+}
+
+/// Renders a path the way Python's `pathlib.PurePosixPath` prints it:
+/// repeated `/` collapsed, `.` segments and a trailing `/` dropped, `..`
+/// kept, exactly two leading slashes preserved, and `.` for an empty path.
+pub fn display_path_like_python(path: &str) -> String {
+    let root = if path.starts_with("//") && !path.starts_with("///") {
+        "//"
+    } else if path.starts_with('/') {
+        "/"
+    } else {
+        ""
+    };
+    let parts: Vec<&str> = path
+        .split('/')
+        .filter(|part| !part.is_empty() && *part != ".")
+        .collect();
+    let joined = parts.join("/");
+    if root.is_empty() && joined.is_empty() {
+        ".".to_string()
+    } else {
+        format!("{root}{joined}")
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser, Debug)]
+    struct Cli {
+        #[command(flatten)]
+        args: CollectArgs,
+    }
+
+    fn parse(extra: &[&str]) -> Result<CollectArgs, clap::Error> {
+        let mut argv = vec!["x", "--run-id", "r1", "--pid", "42", "--output", "o.jsonl"];
+        argv.extend_from_slice(extra);
+        Cli::try_parse_from(argv).map(|c| c.args)
+    }
+
+    #[test]
+    fn defaults_match_the_reference() {
+        let a = parse(&[]).unwrap();
+        assert_eq!(a.interval, 0.1);
+        assert_eq!(a.duration, None);
+        assert_eq!(a.device_index, 0);
+        assert_eq!(a.device_uuid, None);
+        assert!(!a.no_gpu);
+        assert_eq!((a.rank, a.world_size), (None, None));
+        assert_eq!(a.db, None);
+    }
+
+    #[test]
+    fn required_flags_are_required() {
+        let r = Cli::try_parse_from(["x", "--run-id", "r", "--output", "o"]);
+        assert_eq!(
+            r.unwrap_err().kind(),
+            clap::error::ErrorKind::MissingRequiredArgument
+        );
+    }
+
+    #[test]
+    fn negative_numbers_are_values() {
+        let a = parse(&["--interval", "-1", "--rank", "-2", "--device-index", "-1"]).unwrap();
+        assert_eq!((a.interval, a.rank, a.device_index), (-1.0, Some(-2), -1));
+    }
+
+    #[test]
+    fn python_int_syntax() {
+        assert_eq!(parse_py_int(" +1_000 "), Ok(1000));
+        assert_eq!(parse_py_int("007"), Ok(7));
+        assert_eq!(parse_py_int("-5"), Ok(-5));
+        for bad in ["", "1__0", "_1", "1_", "0x10", "1.0", "1e3", "- 1"] {
+            assert_eq!(
+                parse_py_int(bad),
+                Err(format!("invalid int value: '{bad}'"))
+            );
+        }
+    }
+
+    #[test]
+    fn python_float_syntax() {
+        assert_eq!(parse_py_float(" 1_0.5 "), Ok(10.5));
+        assert_eq!(parse_py_float("1e-2"), Ok(0.01));
+        assert_eq!(parse_py_float(".5"), Ok(0.5));
+        assert_eq!(parse_py_float("-Infinity"), Ok(f64::NEG_INFINITY));
+        assert!(parse_py_float("nan").unwrap().is_nan());
+        for bad in ["", "1._5", "0x1p3", "1 0", "abc"] {
+            assert!(parse_py_float(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn checks_run_in_the_reference_order() {
+        let check = |extra: &[&str]| parse(extra).unwrap().check().map(|_| ());
+        // run_id comes first even when the interval is also wrong.
+        let mut a = parse(&["--interval", "0"]).unwrap();
+        a.run_id.clear();
+        assert_eq!(a.check().map(|_| ()), Err(OptionsError::RunIdAndPid));
+        assert_eq!(
+            check(&["--no-gpu", "--device-uuid", "GPU-1", "--interval", "0"]),
+            Err(OptionsError::NoGpuWithSource)
+        );
+        assert_eq!(check(&["--no-gpu", "--device-uuid", ""]), Ok(()));
+        assert_eq!(
+            check(&["--interval", "0.0099"]),
+            Err(OptionsError::Interval)
+        );
+        assert_eq!(check(&["--interval", "nan"]), Err(OptionsError::Interval));
+        assert_eq!(check(&["--interval", "0.01"]), Ok(()));
+        assert_eq!(check(&["--duration", "0"]), Err(OptionsError::Duration));
+        assert_eq!(check(&["--duration", "inf"]), Err(OptionsError::Duration));
+        assert_eq!(
+            check(&["--world-size", "2"]),
+            Err(OptionsError::Group(IdentityError::WorldSizeWithoutGroup))
+        );
+        assert_eq!(
+            check(&["--group-id", "g", "--rank", "2", "--world-size", "2"]),
+            Err(OptionsError::Group(IdentityError::RankNotBelowWorldSize))
+        );
+        // A negative rank passes here; the identity check refuses it later.
+        assert_eq!(check(&["--rank", "-1"]), Ok(()));
+        let mut a = parse(&[]).unwrap();
+        a.pid = 0;
+        assert_eq!(a.check().map(|_| ()), Err(OptionsError::RunIdAndPid));
+    }
+
+    #[test]
+    fn paths_print_like_pathlib() {
+        assert_eq!(
+            display_path_like_python("./sub//dir/../o.jsonl"),
+            "sub/dir/../o.jsonl"
+        );
+        assert_eq!(display_path_like_python("/a/./b/"), "/a/b");
+        assert_eq!(display_path_like_python("//a"), "//a");
+        assert_eq!(display_path_like_python("///a"), "/a");
+        assert_eq!(display_path_like_python("./"), ".");
+    }
+}
