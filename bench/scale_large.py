@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""Scale the conformance `large` case to N measured requests.
+
+Usage: bench/scale_large.py N OUT.jsonl
+
+Every measured request of the `large` artifact is repeated with fresh
+request ids, x-request ids and request indexes, so the scaled run is a
+valid artifact (one case, no cohort issues) of about 2.2 KB per request:
+300,000 requests make about 650 MB. Stdlib only.
+"""
+import json
+import sys
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parent.parent / "tests/fixtures/conformance/cases/large/artifact.jsonl"
+
+
+def main() -> None:
+    n, out = int(sys.argv[1]), Path(sys.argv[2])
+    lines = SRC.read_text().splitlines()
+    requests = [json.loads(l) for l in lines if '"event_type": "infer.request"' in l and '"phase": "measured"' in l]
+    head = [l for l in lines if '"event_type": "infer.request"' not in l and '"infer.session"' not in l or '"status": "running"' in l]
+    tail = [l for l in lines if '"infer.session"' in l and '"status": "running"' not in l]
+    window = next(json.loads(l) for l in lines if '"infer.phase_window"' in l and '"measured"' in l)
+    with out.open("w") as f:
+        for l in head:
+            if '"infer.phase_window"' in l and '"measured"' in l:
+                continue
+            f.write(l + "\n")
+        for i in range(n):
+            r = dict(requests[i % len(requests)])
+            r["request_index"] = i
+            r["request_id"] = f"{r['case_id']}_measured_{i}"
+            if r.get("x_request_id"):
+                r["x_request_id"] = r["x_request_id"].rsplit("-", 1)[0] + f"-{r['request_id']}"
+            f.write(json.dumps(r, sort_keys=True) + "\n")
+        f.write(json.dumps(window, sort_keys=True) + "\n")
+        for l in tail:
+            f.write(l + "\n")
+
+
+if __name__ == "__main__":
+    main()
