@@ -45,12 +45,13 @@ CREATE INDEX records_type ON records(run_id, event_type);
 CREATE TABLE sessions (
     run_id          TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
     seq             INTEGER NOT NULL,
-    schema_version INTEGER,
+    schema_version          INTEGER,
     session_id      TEXT,
     status          TEXT,
     timestamp_ns    INTEGER,
-    config          TEXT,               -- JSON object (start record)
-    summary         TEXT,               -- JSON object (terminal record)
+    config          TEXT,         -- JSON
+    summary         TEXT,         -- JSON
+    nulls           INTEGER NOT NULL DEFAULT 0,   -- bit i set: field i was present as null
     extra           TEXT,
     PRIMARY KEY (run_id, seq)
 ) STRICT;
@@ -58,20 +59,31 @@ CREATE TABLE sessions (
 CREATE TABLE workloads (
     run_id            TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
     seq               INTEGER NOT NULL,
-    schema_version INTEGER,
-    workload_digest   TEXT,
-    seed              INTEGER,
-    task              TEXT,
-    cases             TEXT,             -- JSON list
-    measurement       TEXT,             -- JSON object
-    extra             TEXT,
+    schema_version          INTEGER,
+    session_id       TEXT,
+    workload_digest  TEXT,
+    spec_digest      TEXT,
+    seed             INTEGER,
+    task             TEXT,
+    engine           TEXT,
+    generator        TEXT,         -- JSON
+    prompts          TEXT,         -- JSON
+    warmup           TEXT,         -- JSON
+    decoding         TEXT,         -- JSON
+    tokenizer        TEXT,         -- JSON
+    chat_template    TEXT,         -- JSON
+    cache            TEXT,         -- JSON
+    cases            TEXT,         -- JSON
+    measurement      TEXT,         -- JSON
+    nulls            INTEGER NOT NULL DEFAULT 0,   -- bit i set: field i was present as null
+    extra            TEXT,
     PRIMARY KEY (run_id, seq)
 ) STRICT;
 
 CREATE TABLE phase_windows (
     run_id                        TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
     seq                           INTEGER NOT NULL,
-    schema_version INTEGER,
+    schema_version          INTEGER,
     session_id                    TEXT,
     case_id                       TEXT,
     phase                         TEXT,
@@ -79,10 +91,13 @@ CREATE TABLE phase_windows (
     started_at_ns                 INTEGER,
     window_ended_at_ns            INTEGER,
     drained_at_ns                 INTEGER,
+    drain_timeout_seconds         REAL,
     scheduled_arrivals            INTEGER,
     scheduled_endpoint_offset_ns  INTEGER,
-    stopped_early                 INTEGER,
+    stopped_early                 INTEGER,      -- boolean
     prompts_digest                TEXT,
+    abandoned_requests            TEXT,         -- JSON
+    nulls                         INTEGER NOT NULL DEFAULT 0,   -- bit i set: field i was present as null
     extra                         TEXT,
     PRIMARY KEY (run_id, seq)
 ) STRICT;
@@ -90,16 +105,18 @@ CREATE TABLE phase_windows (
 CREATE TABLE cache_states (
     run_id        TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
     seq           INTEGER NOT NULL,
-    schema_version INTEGER,
-    case_id       TEXT,
-    requested     TEXT,
-    attempted     INTEGER,
-    acknowledged  INTEGER,
-    verified      TEXT,
-    run_kind      TEXT,
-    reason        TEXT,
-    reset         TEXT,                 -- JSON object
-    extra         TEXT,
+    schema_version          INTEGER,
+    session_id      TEXT,
+    case_id         TEXT,
+    requested       TEXT,
+    attempted       INTEGER,      -- boolean
+    acknowledged    INTEGER,      -- boolean
+    verified        TEXT,
+    run_kind        TEXT,
+    reason          TEXT,
+    reset           TEXT,         -- JSON
+    nulls           INTEGER NOT NULL DEFAULT 0,   -- bit i set: field i was present as null
+    extra           TEXT,
     PRIMARY KEY (run_id, seq)
 ) STRICT;
 
@@ -110,9 +127,9 @@ CREATE TABLE cache_states (
 CREATE TABLE requests (
     run_id                  TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
     seq                     INTEGER NOT NULL,
-    schema_version INTEGER,
-    case_key                TEXT NOT NULL,
-    status_key              TEXT NOT NULL,
+    case_key                TEXT NOT NULL,    -- derived: case id as the report groups it
+    status_key              TEXT NOT NULL,    -- derived: status as the report counts it
+    schema_version          INTEGER,
     session_id              TEXT,
     request_id              TEXT,
     x_request_id            TEXT,
@@ -128,27 +145,40 @@ CREATE TABLE requests (
     ttft_ms                 REAL,
     first_chunk_latency_ms  REAL,
     dispatch_lag_ms         REAL,
-    chunk_interarrival_ms   BLOB,       -- little-endian f64 values
-    stream                  INTEGER,    -- boolean
+    chunk_interarrival_ms   BLOB,         -- little-endian f64 values
+    stream                  INTEGER,      -- boolean
     prompt_tokens           INTEGER,
     output_tokens           INTEGER,
     total_tokens            INTEGER,
     output_token_source     TEXT,
+    prompt_token_source     TEXT,
+    prompt_token_exact      INTEGER,      -- boolean
+    output_token_exact      INTEGER,      -- boolean
+    target_input_tokens     INTEGER,
+    target_output_tokens    INTEGER,
     arrival_mode            TEXT,
-    held_for_slot           INTEGER,    -- boolean
+    held_for_slot           INTEGER,      -- boolean
     in_flight_at_dispatch   INTEGER,
+    max_in_flight           INTEGER,
+    concurrency             INTEGER,
     prompt_mode             TEXT,
+    prompt_id               TEXT,
     prompt_digest           TEXT,
     prefix_group            INTEGER,
     shared_prefix_tokens    INTEGER,
     task                    TEXT,
+    engine                  TEXT,
     endpoint                TEXT,
     model                   TEXT,
     http_status             INTEGER,
     finish_reason           TEXT,
     error_type              TEXT,
     error_message           TEXT,
-    concurrency             INTEGER,
+    response_id             TEXT,
+    system_fingerprint      TEXT,
+    trace_id                TEXT,
+    span_id                 TEXT,
+    nulls                   INTEGER NOT NULL DEFAULT 0,   -- bit i set: field i was present as null
     extra                   TEXT,
     PRIMARY KEY (run_id, seq)
 ) STRICT;
@@ -157,61 +187,80 @@ CREATE INDEX requests_case ON requests(run_id, phase, case_key);
 CREATE TABLE system_samples (
     run_id              TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
     seq                 INTEGER NOT NULL,
-    schema_version INTEGER,
-    timestamp_ns        INTEGER,
-    sampler             TEXT,
-    device_id           INTEGER,
-    device_name         TEXT,
-    device_used_bytes   INTEGER,
-    device_free_bytes   INTEGER,
-    device_total_bytes  INTEGER,
-    process_rss_bytes   INTEGER,
-    gpu_utilization_percent REAL,
-    extra               TEXT,
+    schema_version          INTEGER,
+    session_id               TEXT,
+    timestamp_ns             INTEGER,
+    sampler                  TEXT,
+    observation_scope        TEXT,
+    device_id                INTEGER,
+    device_name              TEXT,
+    device_used_bytes        INTEGER,
+    device_free_bytes        INTEGER,
+    device_total_bytes       INTEGER,
+    process_rss_bytes        INTEGER,
+    gpu_utilization_percent  REAL,
+    metadata                 TEXT,         -- JSON
+    nulls                    INTEGER NOT NULL DEFAULT 0,   -- bit i set: field i was present as null
+    extra                    TEXT,
     PRIMARY KEY (run_id, seq)
 ) STRICT;
 
 CREATE TABLE slo_records (
     run_id      TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
     seq         INTEGER NOT NULL,
-    schema_version INTEGER,
-    source      TEXT,
-    digest      TEXT,
-    slo         TEXT,                   -- JSON: the policy document
-    extra       TEXT,
+    schema_version          INTEGER,
+    session_id      TEXT,
+    source          TEXT,
+    digest          TEXT,
+    slo             TEXT,         -- JSON
+    nulls           INTEGER NOT NULL DEFAULT 0,   -- bit i set: field i was present as null
+    extra           TEXT,
     PRIMARY KEY (run_id, seq)
 ) STRICT;
 
 CREATE TABLE clock_alignments (
     run_id            TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
     seq               INTEGER NOT NULL,
-    schema_version INTEGER,
-    context_id        TEXT,
-    event_id          TEXT,
-    from_clock_domain TEXT,
-    to_clock_domain   TEXT,
-    offset_ns         INTEGER,
-    uncertainty_ns    INTEGER,
-    valid_from_ns     INTEGER,
-    valid_to_ns       INTEGER,
-    extra             TEXT,
+    schema_version          INTEGER,
+    context_id         TEXT,
+    event_id           TEXT,
+    from_clock_domain  TEXT,
+    to_clock_domain    TEXT,
+    offset_ns          INTEGER,
+    uncertainty_ns     INTEGER,
+    valid_from_ns      INTEGER,
+    valid_to_ns        INTEGER,
+    metadata           TEXT,         -- JSON
+    nulls              INTEGER NOT NULL DEFAULT 0,   -- bit i set: field i was present as null
+    extra              TEXT,
     PRIMARY KEY (run_id, seq)
 ) STRICT;
 
 CREATE TABLE vllm_scrapes (
     run_id          TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
     seq             INTEGER NOT NULL,
-    schema_version INTEGER,
-    case_id         TEXT,
-    phase           TEXT,
-    marker          TEXT,
-    status          TEXT,
-    observed_at_ns  INTEGER,
-    completed_at_ns INTEGER,
-    source_url      TEXT,
-    scrape          TEXT,               -- JSON: the compact scrape
-    discovery       TEXT,               -- JSON
-    extra           TEXT,
+    schema_version          INTEGER,
+    session_id         TEXT,
+    case_id            TEXT,
+    phase              TEXT,
+    marker             TEXT,
+    status             TEXT,
+    observed_at_ns     INTEGER,
+    completed_at_ns    INTEGER,
+    timestamp_ns       INTEGER,
+    interval_ms        INTEGER,
+    source_url         TEXT,
+    observation_scope  TEXT,
+    clock_domain       TEXT,
+    http_status        INTEGER,
+    content_bytes      INTEGER,
+    duration_ms        REAL,
+    error              TEXT,
+    content_digest     TEXT,
+    scrape             TEXT,         -- JSON
+    discovery          TEXT,         -- JSON
+    nulls              INTEGER NOT NULL DEFAULT 0,   -- bit i set: field i was present as null
+    extra              TEXT,
     PRIMARY KEY (run_id, seq)
 ) STRICT;
 
@@ -221,14 +270,26 @@ CREATE TABLE vllm_spans (
     run_id          TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
     file_id         INTEGER REFERENCES attached_files(file_id) ON DELETE CASCADE,
     seq             INTEGER NOT NULL,
-    schema_version INTEGER,
+    schema_version          INTEGER,
+    session_id      TEXT,
+    source          TEXT,
     name            TEXT,
     request_id      TEXT,
     trace_id        TEXT,
     span_id         TEXT,
+    parent_span_id  TEXT,
+    kind            TEXT,
+    clock_domain    TEXT,
+    received_at_ns  INTEGER,
     start_unix_ns   INTEGER,
     end_unix_ns     INTEGER,
-    attributes      TEXT,               -- JSON object
+    timestamp_ns    INTEGER,
+    attributes      TEXT,         -- JSON
+    resource        TEXT,         -- JSON
+    scope           TEXT,         -- JSON
+    status          TEXT,         -- JSON
+    dropped         TEXT,         -- JSON
+    nulls           INTEGER NOT NULL DEFAULT 0,   -- bit i set: field i was present as null
     extra           TEXT
 ) STRICT;
 CREATE UNIQUE INDEX vllm_spans_key ON vllm_spans(run_id, ifnull(file_id, -1), seq);

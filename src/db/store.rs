@@ -79,7 +79,7 @@ impl<'c> Writer<'c> {
         };
         let idx = TABLES
             .iter()
-            .position(|t| std::ptr::eq(t, spec))
+            .position(|t| t.table == spec.table)
             .unwrap_or(0);
         let enc = split(spec, raw);
         let mut params: Vec<Sql> = Vec::with_capacity(enc.fields.len() + 6);
@@ -95,6 +95,7 @@ impl<'c> Writer<'c> {
         }
         params.push(enc.schema_version);
         params.extend(enc.fields);
+        params.push(Sql::Integer(enc.nulls));
         params.push(enc.extra.map_or(Sql::Null, Sql::Text));
         self.inserts[idx]
             .execute(params_from_iter(params))
@@ -108,7 +109,7 @@ fn load_table(
     conn: &Connection,
     spec: &TableSpec,
     run_id: &str,
-    mut each: impl FnMut(i64, &[Sql], Option<&str>, &Sql),
+    mut each: impl FnMut(i64, &[Sql], i64, Option<&str>, &Sql),
 ) -> Result<(), DbError> {
     let mut stmt = conn
         .prepare(spec.load.sql)
@@ -125,8 +126,9 @@ fn load_table(
         for i in 0..n {
             fields.push(row.get(2 + i).map_err(DbError::query(&spec.load))?);
         }
-        let extra: Option<String> = row.get(2 + n).map_err(DbError::query(&spec.load))?;
-        each(seq, &fields, extra.as_deref(), &sv);
+        let nulls: i64 = row.get(2 + n).map_err(DbError::query(&spec.load))?;
+        let extra: Option<String> = row.get(3 + n).map_err(DbError::query(&spec.load))?;
+        each(seq, &fields, nulls, extra.as_deref(), &sv);
     }
     Ok(())
 }
@@ -136,8 +138,11 @@ fn load_table(
 pub fn raw_records(conn: &Connection, run_id: &str) -> Result<Vec<(i64, Value)>, DbError> {
     let mut out: Vec<(i64, Value)> = Vec::new();
     for spec in TABLES {
-        load_table(conn, spec, run_id, |seq, fields, extra, sv| {
-            out.push((seq, Value::Object(tables::rebuild(spec, sv, fields, extra))));
+        load_table(conn, spec, run_id, |seq, fields, nulls, extra, sv| {
+            out.push((
+                seq,
+                Value::Object(tables::rebuild(spec, sv, fields, nulls, extra)),
+            ));
         })?;
     }
     let q = &sql::LOAD_RECORDS;
@@ -201,11 +206,11 @@ pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
     };
     for spec in TABLES {
         match spec.table {
-            "requests" => load_table(conn, spec, run_id, |seq, fields, extra, _| {
+            "requests" => load_table(conn, spec, run_id, |seq, fields, nulls, extra, _| {
                 data.requests
-                    .push(request_from_row(spec, seq, fields, extra));
+                    .push(request_from_row(spec, seq, fields, nulls, extra));
             })?,
-            "system_samples" => load_table(conn, spec, run_id, |seq, fields, extra, _| {
+            "system_samples" => load_table(conn, spec, run_id, |seq, fields, _nulls, extra, _| {
                 let mut s = SystemSample {
                     seq,
                     ..Default::default()
@@ -228,8 +233,8 @@ pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
                 }
                 data.samples.push(s);
             })?,
-            _ => load_table(conn, spec, run_id, |seq, fields, extra, sv| {
-                let raw = tables::rebuild(spec, sv, fields, extra);
+            _ => load_table(conn, spec, run_id, |seq, fields, nulls, extra, sv| {
+                let raw = tables::rebuild(spec, sv, fields, nulls, extra);
                 data.records
                     .push((seq, Value::Object(contexts.expand(&raw))));
             })?,
@@ -256,8 +261,23 @@ pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
 
 /// The analysis view of a request row: columns hold exact JSON values of their
 /// type, so they translate directly; `extra` carries everything else.
-fn request_from_row(spec: &TableSpec, seq: i64, fields: &[Sql], extra: Option<&str>) -> Request {
+fn request_from_row(
+    spec: &TableSpec,
+    seq: i64,
+    fields: &[Sql],
+    nulls: i64,
+    extra: Option<&str>,
+) -> Request {
     let mut r = Request::empty(seq);
+    if nulls != 0 {
+        // A field present as null reads differently from an absent one (e.g. a
+        // null case_id groups as "None", an absent one as "unknown").
+        for (i, (key, _)) in spec.fields.iter().enumerate() {
+            if nulls & (1 << i) != 0 {
+                r.apply(key, &Value::Null);
+            }
+        }
+    }
     for ((key, col), v) in spec.fields.iter().zip(fields) {
         if matches!(v, Sql::Null) {
             continue;

@@ -43,7 +43,7 @@ pub struct TableSpec {
 }
 
 // @generated from the column lists of migrations/0001_initial.sql; keep in step with queries/.
-pub const TABLES: &[TableSpec] = &[
+pub static TABLES: &[TableSpec] = &[
     TableSpec {
         table: "sessions",
         event_type: "infer.session",
@@ -61,9 +61,19 @@ pub const TABLES: &[TableSpec] = &[
         table: "workloads",
         event_type: "infer.workload",
         fields: &[
+            ("session_id", Col::Text),
             ("workload_digest", Col::Text),
+            ("spec_digest", Col::Text),
             ("seed", Col::Int),
             ("task", Col::Text),
+            ("engine", Col::Text),
+            ("generator", Col::Json),
+            ("prompts", Col::Json),
+            ("warmup", Col::Json),
+            ("decoding", Col::Json),
+            ("tokenizer", Col::Json),
+            ("chat_template", Col::Json),
+            ("cache", Col::Json),
             ("cases", Col::Json),
             ("measurement", Col::Json),
         ],
@@ -81,10 +91,12 @@ pub const TABLES: &[TableSpec] = &[
             ("started_at_ns", Col::Int),
             ("window_ended_at_ns", Col::Int),
             ("drained_at_ns", Col::Int),
+            ("drain_timeout_seconds", Col::Real),
             ("scheduled_arrivals", Col::Int),
             ("scheduled_endpoint_offset_ns", Col::Int),
             ("stopped_early", Col::Bool),
             ("prompts_digest", Col::Text),
+            ("abandoned_requests", Col::Json),
         ],
         insert: sql::INSERT_PHASE_WINDOWS,
         load: sql::LOAD_PHASE_WINDOWS,
@@ -93,6 +105,7 @@ pub const TABLES: &[TableSpec] = &[
         table: "cache_states",
         event_type: "infer.cache_state",
         fields: &[
+            ("session_id", Col::Text),
             ("case_id", Col::Text),
             ("requested", Col::Text),
             ("attempted", Col::Bool),
@@ -130,21 +143,33 @@ pub const TABLES: &[TableSpec] = &[
             ("output_tokens", Col::Int),
             ("total_tokens", Col::Int),
             ("output_token_source", Col::Text),
+            ("prompt_token_source", Col::Text),
+            ("prompt_token_exact", Col::Bool),
+            ("output_token_exact", Col::Bool),
+            ("target_input_tokens", Col::Int),
+            ("target_output_tokens", Col::Int),
             ("arrival_mode", Col::Text),
             ("held_for_slot", Col::Bool),
             ("in_flight_at_dispatch", Col::Int),
+            ("max_in_flight", Col::Int),
+            ("concurrency", Col::Int),
             ("prompt_mode", Col::Text),
+            ("prompt_id", Col::Text),
             ("prompt_digest", Col::Text),
             ("prefix_group", Col::Int),
             ("shared_prefix_tokens", Col::Int),
             ("task", Col::Text),
+            ("engine", Col::Text),
             ("endpoint", Col::Text),
             ("model", Col::Text),
             ("http_status", Col::Int),
             ("finish_reason", Col::Text),
             ("error_type", Col::Text),
             ("error_message", Col::Text),
-            ("concurrency", Col::Int),
+            ("response_id", Col::Text),
+            ("system_fingerprint", Col::Text),
+            ("trace_id", Col::Text),
+            ("span_id", Col::Text),
         ],
         insert: sql::INSERT_REQUESTS,
         load: sql::LOAD_REQUESTS,
@@ -153,8 +178,10 @@ pub const TABLES: &[TableSpec] = &[
         table: "system_samples",
         event_type: "infer.system_sample",
         fields: &[
+            ("session_id", Col::Text),
             ("timestamp_ns", Col::Int),
             ("sampler", Col::Text),
+            ("observation_scope", Col::Text),
             ("device_id", Col::Int),
             ("device_name", Col::Text),
             ("device_used_bytes", Col::Int),
@@ -162,6 +189,7 @@ pub const TABLES: &[TableSpec] = &[
             ("device_total_bytes", Col::Int),
             ("process_rss_bytes", Col::Int),
             ("gpu_utilization_percent", Col::Real),
+            ("metadata", Col::Json),
         ],
         insert: sql::INSERT_SYSTEM_SAMPLES,
         load: sql::LOAD_SYSTEM_SAMPLES,
@@ -170,6 +198,7 @@ pub const TABLES: &[TableSpec] = &[
         table: "slo_records",
         event_type: "infer.slo",
         fields: &[
+            ("session_id", Col::Text),
             ("source", Col::Text),
             ("digest", Col::Text),
             ("slo", Col::Json),
@@ -189,6 +218,7 @@ pub const TABLES: &[TableSpec] = &[
             ("uncertainty_ns", Col::Int),
             ("valid_from_ns", Col::Int),
             ("valid_to_ns", Col::Int),
+            ("metadata", Col::Json),
         ],
         insert: sql::INSERT_CLOCK_ALIGNMENTS,
         load: sql::LOAD_CLOCK_ALIGNMENTS,
@@ -197,13 +227,24 @@ pub const TABLES: &[TableSpec] = &[
         table: "vllm_scrapes",
         event_type: "infer.vllm_scrape",
         fields: &[
+            ("session_id", Col::Text),
+            ("run_id", Col::Text),
             ("case_id", Col::Text),
             ("phase", Col::Text),
             ("marker", Col::Text),
             ("status", Col::Text),
             ("observed_at_ns", Col::Int),
             ("completed_at_ns", Col::Int),
+            ("timestamp_ns", Col::Int),
+            ("interval_ms", Col::Int),
             ("source_url", Col::Text),
+            ("observation_scope", Col::Text),
+            ("clock_domain", Col::Text),
+            ("http_status", Col::Int),
+            ("content_bytes", Col::Int),
+            ("duration_ms", Col::Real),
+            ("error", Col::Text),
+            ("content_digest", Col::Text),
             ("scrape", Col::Json),
             ("discovery", Col::Json),
         ],
@@ -214,13 +255,25 @@ pub const TABLES: &[TableSpec] = &[
         table: "vllm_spans",
         event_type: "infer.vllm_span",
         fields: &[
+            ("session_id", Col::Text),
+            ("run_id", Col::Text),
+            ("source", Col::Text),
             ("name", Col::Text),
             ("request_id", Col::Text),
             ("trace_id", Col::Text),
             ("span_id", Col::Text),
+            ("parent_span_id", Col::Text),
+            ("kind", Col::Text),
+            ("clock_domain", Col::Text),
+            ("received_at_ns", Col::Int),
             ("start_unix_ns", Col::Int),
             ("end_unix_ns", Col::Int),
+            ("timestamp_ns", Col::Int),
             ("attributes", Col::Json),
+            ("resource", Col::Json),
+            ("scope", Col::Json),
+            ("status", Col::Json),
+            ("dropped", Col::Json),
         ],
         insert: sql::INSERT_VLLM_SPANS,
         load: sql::LOAD_VLLM_SPANS,
@@ -283,76 +336,88 @@ pub fn f64s(bytes: &[u8]) -> impl Iterator<Item = f64> + '_ {
     })
 }
 
-/// A record split into column values and the `extra` object.
+/// A record split into column values, the null mask and the `extra` object.
 pub struct Encoded {
     pub schema_version: Sql,
     pub fields: Vec<Sql>,
+    /// Bit i set: field i was present with the value null.
+    pub nulls: i64,
     pub extra: Option<String>,
+}
+
+/// The field index of each key, per table (built once).
+fn index_of(spec: &TableSpec, key: &str) -> Option<usize> {
+    use std::collections::HashMap;
+    use std::sync::OnceLock;
+    static INDEX: OnceLock<Vec<HashMap<&'static str, usize>>> = OnceLock::new();
+    let all = INDEX.get_or_init(|| {
+        TABLES
+            .iter()
+            .map(|t| {
+                t.fields
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (k, _))| (*k, i))
+                    .collect()
+            })
+            .collect()
+    });
+    let t = TABLES.iter().position(|t| t.table == spec.table)?;
+    all[t].get(key).copied()
 }
 
 /// Splits `record` for `spec`'s columns. `event_type` must be the table's own
 /// (the table implies it); `schema_version` has its own column.
 pub fn split(spec: &TableSpec, record: &Map<String, Value>) -> Encoded {
-    let mut fields = Vec::with_capacity(spec.fields.len());
-    let mut used = 0usize;
-    for (key, col) in spec.fields {
-        match record.get(*key) {
-            Some(v) => match encode(*col, v) {
-                Some(sql) => {
-                    used += 1;
-                    fields.push(sql);
+    let mut fields = vec![Sql::Null; spec.fields.len()];
+    let mut nulls = 0i64;
+    let mut schema_version = Sql::Null;
+    let mut extra: Option<Map<String, Value>> = None;
+    for (k, v) in record {
+        let stored = match k.as_str() {
+            "event_type" => v.as_str() == Some(spec.event_type),
+            "schema_version" => match encode(Col::Int, v) {
+                Some(sv) => {
+                    schema_version = sv;
+                    true
                 }
-                None => fields.push(Sql::Null),
+                None => false,
             },
-            None => fields.push(Sql::Null),
+            _ => match index_of(spec, k) {
+                Some(i) if v.is_null() => {
+                    nulls |= 1 << i;
+                    true
+                }
+                Some(i) => match encode(spec.fields[i].1, v) {
+                    Some(sql) => {
+                        fields[i] = sql;
+                        true
+                    }
+                    None => false,
+                },
+                None => false,
+            },
+        };
+        if !stored {
+            extra
+                .get_or_insert_with(Map::new)
+                .insert(k.clone(), v.clone());
         }
     }
-    let schema_version = match record
-        .get("schema_version")
-        .and_then(|v| encode(Col::Int, v))
-    {
-        Some(sv) => {
-            used += 1;
-            sv
-        }
-        None => Sql::Null,
-    };
-    let event_type_ok = record.get("event_type").and_then(Value::as_str) == Some(spec.event_type);
-    if event_type_ok {
-        used += 1;
-    }
-    let extra = if used == record.len() {
-        None
-    } else {
-        let mut extra = Map::new();
-        for (k, v) in record {
-            let stored = match k.as_str() {
-                "event_type" => event_type_ok,
-                "schema_version" => !matches!(schema_version, Sql::Null),
-                _ => spec
-                    .fields
-                    .iter()
-                    .position(|(name, _)| name == k)
-                    .is_some_and(|i| !matches!(fields[i], Sql::Null)),
-            };
-            if !stored {
-                extra.insert(k.clone(), v.clone());
-            }
-        }
-        Some(Value::Object(extra).to_string())
-    };
     Encoded {
         schema_version,
         fields,
-        extra,
+        nulls,
+        extra: extra.map(|m| Value::Object(m).to_string()),
     }
 }
 
-/// Rebuilds a record from its row: `schema_version`, field columns, `extra`.
+/// Rebuilds a record from its row: `schema_version`, field columns, null mask, `extra`.
 pub fn rebuild(
     spec: &TableSpec,
     schema_version: &Sql,
     fields: &[Sql],
+    nulls: i64,
     extra: Option<&str>,
 ) -> Map<String, Value> {
     let mut m = Map::new();
@@ -360,9 +425,11 @@ pub fn rebuild(
     if let Some(v) = decode(Col::Int, schema_version) {
         m.insert("schema_version".into(), v);
     }
-    for ((key, col), sql) in spec.fields.iter().zip(fields) {
+    for (i, ((key, col), sql)) in spec.fields.iter().zip(fields).enumerate() {
         if let Some(v) = decode(*col, sql) {
             m.insert((*key).into(), v);
+        } else if nulls & (1 << i) != 0 {
+            m.insert((*key).into(), Value::Null);
         }
     }
     if let Some(extra) = extra {
@@ -392,6 +459,7 @@ mod tests {
             for (i, (key, _)) in t.fields.iter().enumerate() {
                 assert_eq!(names[2 + i], *key, "{}", t.table);
             }
+            assert_eq!(names[names.len() - 2], "nulls");
             assert_eq!(names[names.len() - 1], "extra");
             let insert = conn.prepare(t.insert.sql).unwrap();
             let fixed = 3
@@ -420,10 +488,16 @@ mod tests {
         let extra: Value = serde_json::from_str(e.extra.as_deref().unwrap()).unwrap();
         assert_eq!(
             extra,
-            serde_json::json!({"case_id": 7, "e2e_latency_ms": null, "prompt_tokens": 3.5,
+            serde_json::json!({"case_id": 7, "prompt_tokens": 3.5,
                                "request_index": true, "unknown_key": {"a": [1, 2]}})
         );
-        let back = rebuild(spec, &e.schema_version, &e.fields, e.extra.as_deref());
+        let back = rebuild(
+            spec,
+            &e.schema_version,
+            &e.fields,
+            e.nulls,
+            e.extra.as_deref(),
+        );
         assert_eq!(Value::Object(back), rec);
     }
 
@@ -432,7 +506,13 @@ mod tests {
         let spec = spec("sessions").unwrap();
         let rec = serde_json::json!({"schema_version": "1", "session_id": "s"});
         let e = split(spec, rec.as_object().unwrap());
-        let back = rebuild(spec, &e.schema_version, &e.fields, e.extra.as_deref());
+        let back = rebuild(
+            spec,
+            &e.schema_version,
+            &e.fields,
+            e.nulls,
+            e.extra.as_deref(),
+        );
         // a record routed here always has the table's event type
         let mut expect = rec.as_object().unwrap().clone();
         expect.insert("event_type".into(), "infer.session".into());
