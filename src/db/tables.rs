@@ -467,7 +467,7 @@ mod tests {
                 + if t.table == "requests" { 2 } else { 0 };
             assert_eq!(
                 insert.parameter_count(),
-                fixed + t.fields.len() + 1,
+                fixed + t.fields.len() + 2,
                 "{}",
                 t.table
             );
