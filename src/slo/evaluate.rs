@@ -9,7 +9,6 @@ use std::collections::HashMap;
 
 use serde_json::{json, Map, Value};
 
-use super::criteria::CriterionKey;
 use super::digest::digest;
 use super::judge::{judge_request, Outcome, RequestJudgement, Verdict};
 use super::policy::Policy;
@@ -183,7 +182,7 @@ fn per_criterion(policy: &Policy, judged: &[RequestJudgement], offered: usize) -
             n(Outcome::Unknown),
         );
         let unjudgeable = unknown > 0 && unknown == pass + fail + na + unknown;
-        let (lower, upper) = if is_aggregate(c.key) || unjudgeable {
+        let (lower, upper) = if c.key.is_aggregate_only() || unjudgeable {
             (None, None)
         } else {
             (
@@ -204,10 +203,6 @@ fn per_criterion(policy: &Policy, judged: &[RequestJudgement], offered: usize) -
         );
     }
     Value::Object(out)
-}
-
-fn is_aggregate(key: CriterionKey) -> bool {
-    key.is_aggregate_only()
 }
 
 /// The case's text line (slo.md §8.6, report.md §9), or None without an

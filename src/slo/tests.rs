@@ -57,6 +57,9 @@ fn assert_close(got: &Value, want: &Value, path: &str) {
 
 struct Case {
     slo_records: Vec<Value>,
+    /// `infer.vllm_span` attributes by `request_id` (a naive join: these
+    /// cases have exactly one span per request, so no quarantine applies).
+    spans: HashMap<String, Map<String, Value>>,
     /// Measured requests by case key, in file order.
     by_case: Vec<(String, Vec<Request>)>,
     expected: Value,
@@ -68,6 +71,7 @@ fn load_case(name: &str) -> Option<Case> {
     let dir = cases_dir().join(name);
     let artifact = std::fs::read_to_string(dir.join("artifact.jsonl")).ok()?;
     let mut slo_records = Vec::new();
+    let mut spans = HashMap::new();
     let mut by_case: Vec<(String, Vec<Request>)> = Vec::new();
     for (seq, line) in artifact.lines().enumerate() {
         if line.trim().is_empty() {
@@ -76,6 +80,14 @@ fn load_case(name: &str) -> Option<Case> {
         let v = crate::pyjson::parse(line).unwrap();
         match v.get("event_type").and_then(Value::as_str) {
             Some("infer.slo") => slo_records.push(v),
+            Some("infer.vllm_span") => {
+                let id = crate::pyjson::str_form(&v["request_id"]);
+                let attributes = v["attributes"].as_object().unwrap().clone();
+                assert!(
+                    spans.insert(id, attributes).is_none(),
+                    "{name}: two spans for one request"
+                );
+            }
             Some("infer.request") => {
                 let r = Request::from_record(seq as i64, v.as_object().unwrap());
                 if !r.is_measured() {
@@ -99,6 +111,7 @@ fn load_case(name: &str) -> Option<Case> {
         .collect();
     Some(Case {
         slo_records,
+        spans,
         by_case,
         expected,
         expected_txt,
@@ -119,9 +132,9 @@ fn cli_policy(args: &[String]) -> Option<(Policy, PolicySource)> {
 /// Judges every case of `case` by `selected` and compares with the expected
 /// `cases.<id>.slo`, after `adjust` (used to change the expected source).
 fn check_cases(name: &str, case: &Case, selected: &Selected, adjust: impl Fn(&mut Value)) -> usize {
-    let (j, q) = no_spans();
+    let q = HashMap::new();
     let spans = Spans {
-        joined: &j,
+        joined: &case.spans,
         quarantined: &q,
     };
     let policy = selected.policy.as_ref().unwrap();
@@ -158,6 +171,8 @@ fn conformance_slo_cases() {
         "slo_override",
         "slo_file",
         "slo_override_unrecorded",
+        "vllm_metrics",
+        "vllm_spans",
     ];
     let mut checked = 0;
     for name in names {
@@ -181,7 +196,7 @@ fn conformance_slo_cases() {
         checked += check_cases(name, &case, &selected, |_| {});
     }
     if cases_dir().exists() {
-        assert!(checked >= 17, "only {checked} cases checked");
+        assert!(checked >= 21, "only {checked} cases checked");
     }
 }
 
