@@ -13,14 +13,14 @@
 //! runs the `analysis`, `slo` and `join` passes and renders the result.
 //! `model`, `analysis`, `slo` and `join` never touch SQLite, clap or sysinfo.
 
-pub mod analysis;
 pub mod cli;
-pub mod db;
 pub mod exit;
+pub mod pyjson;
+pub mod db;
 pub mod ingest;
 pub mod model;
-pub mod pyjson;
-pub mod report;
-pub mod slo;
 pub mod sql;
 pub mod util;
+pub mod report;
+pub mod analysis;
+pub mod slo;
