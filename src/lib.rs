@@ -22,5 +22,6 @@ pub mod ingest;
 pub mod model;
 pub mod pyjson;
 pub mod report;
+pub mod slo;
 pub mod sql;
 pub mod util;

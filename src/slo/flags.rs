@@ -1,0 +1,366 @@
+//! `--slo KEY:MS` (slo.md §2): all flags of one command form one policy named
+//! `cli`; every error is a usage error worded as the reference words it,
+//! including Python's `repr` of the flag and Python's `float()` grammar.
+//!
+//! A `--slo` value naming an existing `.toml` or `.json` file loads that file
+//! as a policy instead (an extension of this project; the reference has only
+//! `--slo-file`).
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::criteria::CriterionKey;
+use super::file::load_file;
+use super::policy::{assemble, Criterion, Interval, Policy};
+use super::{PolicySource, SloError};
+use crate::pyjson;
+
+/// The policy the `--slo` values give (see [`policy_from_flags`] for a file).
+pub fn parse_flags(flags: &[String]) -> Result<Policy, SloError> {
+    policy_from_flags(flags).map(|(p, _)| p)
+}
+
+/// The policy the `--slo` values give, and where it came from: `flags`, or
+/// `file` when the one value names a `.toml`/`.json` file that exists.
+pub fn policy_from_flags(flags: &[String]) -> Result<(Policy, PolicySource), SloError> {
+    if let Some(path) = flags.iter().find(|f| names_policy_file(f)) {
+        if flags.len() > 1 {
+            return Err(SloError::Usage(format!(
+                "--slo {}: a policy file must be the only --slo value",
+                py_repr(path)
+            )));
+        }
+        return load_file(Path::new(path), path).map(|p| (p, PolicySource::File));
+    }
+    let criteria = flags
+        .iter()
+        .map(|f| criterion_from_flag(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    let policy = assemble(Some("cli"), criteria, None, Interval::MeasuredWindow)
+        .map_err(|m| SloError::Usage(format!("--slo: {m}")))?;
+    Ok((policy, PolicySource::Flags))
+}
+
+fn names_policy_file(value: &str) -> bool {
+    (value.ends_with(".toml") || value.ends_with(".json")) && Path::new(value).is_file()
+}
+
+fn criterion_from_flag(item: &str) -> Result<Criterion, SloError> {
+    let usage = |m: String| SloError::Usage(format!("--slo {}: {m}", py_repr(item)));
+    let Some((key, raw)) = item.rsplit_once(':').filter(|(k, _)| !k.is_empty()) else {
+        return Err(usage("expected KEY:MS, such as ttft:500".into()));
+    };
+    let (boundary, metric) = key.split_once('.').unwrap_or(("client", key));
+    let Some(limit) = py_float(raw) else {
+        return Err(usage(format!("{} is not a number", py_repr(raw))));
+    };
+    let key = CriterionKey::check(boundary, metric).map_err(usage)?;
+    if !(limit.is_finite() && limit > 0.0) {
+        return Err(usage(
+            "the limit must be a positive number of milliseconds".into(),
+        ));
+    }
+    Ok(Criterion {
+        key,
+        max_ms: limit,
+        attainment_target: None,
+    })
+}
+
+/// Python's `repr` of a string. Borrowed from the Python-compatible JSON
+/// layer through a dict key, so that no string is read as a NaN sentinel.
+pub(crate) fn py_repr(s: &str) -> String {
+    let mut m = Map::new();
+    m.insert(s.to_owned(), Value::Null);
+    let text = pyjson::str_form(&Value::Object(m));
+    text.strip_prefix('{')
+        .and_then(|t| t.strip_suffix(": None}"))
+        .map_or_else(|| format!("'{s}'"), str::to_owned)
+}
+
+/// Zero of every Unicode decimal digit run (category Nd) Python 3.11 knows:
+/// its `float()` reads `١٢` as 12.
+const DIGIT_ZEROS: [u32; 66] = [
+    0x30, 0x660, 0x6f0, 0x7c0, 0x966, 0x9e6, 0xa66, 0xae6, 0xb66, 0xbe6, 0xc66, 0xce6, 0xd66,
+    0xde6, 0xe50, 0xed0, 0xf20, 0x1040, 0x1090, 0x17e0, 0x1810, 0x1946, 0x19d0, 0x1a80, 0x1a90,
+    0x1b50, 0x1bb0, 0x1c40, 0x1c50, 0xa620, 0xa8d0, 0xa900, 0xa9d0, 0xa9f0, 0xaa50, 0xabf0, 0xff10,
+    0x104a0, 0x10d30, 0x11066, 0x110f0, 0x11136, 0x111d0, 0x112f0, 0x11450, 0x114d0, 0x11650,
+    0x116c0, 0x11730, 0x118e0, 0x11950, 0x11c50, 0x11d50, 0x11da0, 0x16a60, 0x16ac0, 0x16b50,
+    0x1d7ce, 0x1d7d8, 0x1d7e2, 0x1d7ec, 0x1d7f6, 0x1e140, 0x1e2f0, 0x1e950, 0x1fbf0,
+];
+
+fn unicode_digit(c: char) -> Option<char> {
+    let n = c as u32;
+    DIGIT_ZEROS
+        .iter()
+        .find(|&&z| (z..z + 10).contains(&n))
+        .and_then(|&z| char::from_digit(n - z, 10))
+}
+
+/// Python's `float(str)`: surrounding whitespace, a sign, `inf`/`infinity`/
+/// `nan` in any case, or a decimal with optional exponent where single
+/// underscores may join digits. Non-ASCII digits count as digits and
+/// non-ASCII spaces as spaces; any other non-ASCII character is an error.
+pub(crate) fn py_float(raw: &str) -> Option<f64> {
+    let mut ascii = String::with_capacity(raw.len());
+    for c in raw.chars() {
+        if c.is_ascii() {
+            ascii.push(c);
+        } else if let Some(d) = unicode_digit(c) {
+            ascii.push(d);
+        } else if c.is_whitespace() {
+            ascii.push(' ');
+        } else {
+            return None;
+        }
+    }
+    let text = ascii.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r'));
+    let (negative, body) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let magnitude = match body.to_ascii_lowercase().as_str() {
+        "inf" | "infinity" => f64::INFINITY,
+        "nan" => f64::NAN,
+        _ => decimal(body)?,
+    };
+    Some(if negative { -magnitude } else { magnitude })
+}
+
+/// `digits[.digits]`, `.digits` or `digits.`, then `e[sign]digits`.
+fn decimal(body: &str) -> Option<f64> {
+    let (mantissa, exponent) = match body.find(['e', 'E']) {
+        Some(i) => (&body[..i], Some(&body[i + 1..])),
+        None => (body, None),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let int = digit_part(int)?;
+    let frac = digit_part(frac)?;
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    let mut clean = format!(
+        "{}.{}",
+        if int.is_empty() { "0" } else { &int },
+        if frac.is_empty() { "0" } else { &frac }
+    );
+    if let Some(exp) = exponent {
+        let (sign, digits) = match exp.as_bytes().first() {
+            Some(b'-') => ("-", &exp[1..]),
+            Some(b'+') => ("", &exp[1..]),
+            _ => ("", exp),
+        };
+        let digits = digit_part(digits).filter(|d| !d.is_empty())?;
+        clean.push('e');
+        clean.push_str(sign);
+        clean.push_str(&digits);
+    }
+    clean.parse().ok()
+}
+
+/// A run of ASCII digits where a single `_` may sit between two digits;
+/// returned without the underscores (empty input gives an empty run).
+fn digit_part(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(b.len());
+    for (i, &c) in b.iter().enumerate() {
+        if c.is_ascii_digit() {
+            out.push(c as char);
+        } else if c == b'_'
+            && i > 0
+            && b[i - 1].is_ascii_digit()
+            && b.get(i + 1).is_some_and(u8::is_ascii_digit)
+        {
+            continue;
+        } else {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn flag_err(flags: &[&str]) -> (String, u8) {
+        let v: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
+        let e = parse_flags(&v).unwrap_err();
+        (e.to_string(), e.exit_code())
+    }
+
+    const KNOWN: &str = "known: client.e2e, client.e2e_from_intended, client.tpot, client.ttft, \
+                         client.ttft_from_intended, server.e2e, server.itl, server.queue, server.tpot, server.ttft";
+
+    #[test]
+    fn python_float_grammar() {
+        let ok = [
+            ("5", 5.0),
+            (" 5 ", 5.0),
+            ("\u{2003}5", 5.0),
+            ("1_000", 1000.0),
+            ("1e1_0", 1e10),
+            (".5", 0.5),
+            ("5.", 5.0),
+            ("1.e5", 1e5),
+            ("-1", -1.0),
+            ("+2.5E-3", 2.5e-3),
+            ("١٢", 12.0),
+            ("١_٢", 12.0),
+            ("1e400", f64::INFINITY),
+            ("-Infinity", f64::NEG_INFINITY),
+            ("iNF", f64::INFINITY),
+        ];
+        for (s, want) in ok {
+            assert_eq!(py_float(s), Some(want), "{s:?}");
+        }
+        assert!(py_float("nAn").unwrap().is_nan());
+        assert!(py_float("+nan").unwrap().is_nan());
+        for bad in [
+            "", ".", "_1", "1__0", "1_", "1_e1", "0x10", "1e", "1e+", "1_.5", "1._5", "\x1c5",
+            "fast", "5 6", "infinit", "é",
+        ] {
+            assert_eq!(py_float(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn python_string_repr() {
+        assert_eq!(py_repr("ttft"), "'ttft'");
+        assert_eq!(py_repr("it's:5"), "\"it's:5\"");
+        assert_eq!(py_repr("ttft:a\"b'"), r#"'ttft:a"b\''"#);
+        assert_eq!(py_repr("tab\tx:5"), r"'tab\tx:5'");
+        assert_eq!(py_repr("é:5"), "'é:5'");
+        assert_eq!(py_repr("a\\b"), r"'a\\b'");
+    }
+
+    #[test]
+    fn flags_build_one_cli_policy() {
+        let v: Vec<String> = [
+            "ttft:500",
+            "server.queue:200",
+            "e2e_from_intended:6000.5",
+            "ttft_from_intended: 1_000",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let p = parse_flags(&v).unwrap();
+        assert_eq!(p.name, "cli");
+        assert_eq!(p.attainment_target, None);
+        assert_eq!(p.interval, Interval::MeasuredWindow);
+        let keys: Vec<(&str, f64)> = p
+            .criteria
+            .iter()
+            .map(|c| (c.key.as_str(), c.max_ms))
+            .collect();
+        assert_eq!(
+            keys,
+            vec![
+                ("client.ttft", 500.0),
+                ("server.queue", 200.0),
+                ("client.e2e_from_intended", 6000.5),
+                ("client.ttft_from_intended", 1000.0)
+            ]
+        );
+        assert_eq!(
+            p.to_record()["criteria"][0]["max_ms"],
+            serde_json::json!(500.0)
+        );
+        assert!(parse_flags(&["server.itl:30".into()]).is_ok());
+    }
+
+    /// Texts verified by running the reference (`infer analyze ... --slo X`).
+    #[test]
+    fn flag_errors_as_the_reference_words_them() {
+        let cases: Vec<(&[&str], String)> = vec![
+            (
+                &["ttft"],
+                "--slo 'ttft': expected KEY:MS, such as ttft:500".into(),
+            ),
+            (
+                &[":5"],
+                "--slo ':5': expected KEY:MS, such as ttft:500".into(),
+            ),
+            (
+                &["ttft:fast"],
+                "--slo 'ttft:fast': 'fast' is not a number".into(),
+            ),
+            (&["ttft:"], "--slo 'ttft:': '' is not a number".into()),
+            (
+                &["ttft:5:6"],
+                format!("--slo 'ttft:5:6': unknown criterion client.ttft:5; {KNOWN}"),
+            ),
+            (
+                &["TTFT:5"],
+                format!("--slo 'TTFT:5': unknown criterion client.TTFT; {KNOWN}"),
+            ),
+            (
+                &["a.b.c:5"],
+                format!("--slo 'a.b.c:5': unknown criterion a.b.c; {KNOWN}"),
+            ),
+            (
+                &["it's:5"],
+                format!("--slo \"it's:5\": unknown criterion client.it's; {KNOWN}"),
+            ),
+            (
+                &["tab\tx:5"],
+                format!("--slo 'tab\\tx:5': unknown criterion client.tab\tx; {KNOWN}"),
+            ),
+            (
+                &["é:5"],
+                format!("--slo 'é:5': unknown criterion client.é; {KNOWN}"),
+            ),
+            (
+                &["ttft:a\"b'"],
+                r#"--slo 'ttft:a"b\'': 'a"b\'' is not a number"#.into(),
+            ),
+            (
+                &["client.itl:5"],
+                "--slo 'client.itl:5': client.itl does not exist: streamed chunks are not tokens. \
+                 Use client.tpot for a per-token mean, or server.itl for vLLM's own"
+                    .into(),
+            ),
+            (
+                &["ttft:0"],
+                "--slo 'ttft:0': the limit must be a positive number of milliseconds".into(),
+            ),
+            (
+                &["ttft:-1"],
+                "--slo 'ttft:-1': the limit must be a positive number of milliseconds".into(),
+            ),
+            (
+                &["ttft:nan"],
+                "--slo 'ttft:nan': the limit must be a positive number of milliseconds".into(),
+            ),
+            (
+                &["ttft:inf"],
+                "--slo 'ttft:inf': the limit must be a positive number of milliseconds".into(),
+            ),
+            (
+                &["ttft:1e400"],
+                "--slo 'ttft:1e400': the limit must be a positive number of milliseconds".into(),
+            ),
+            // The first failing flag is reported; repeats are checked after all flags.
+            (
+                &["ttft:5", "x:1", "ttft:fast"],
+                format!("--slo 'x:1': unknown criterion client.x; {KNOWN}"),
+            ),
+            (
+                &["ttft:5", "e2e:5", "ttft:6", "e2e:1"],
+                "--slo: criterion client.e2e, client.ttft is given more than once".into(),
+            ),
+            // A name check comes before the number check only for the key; the number first.
+            (
+                &["bogus:fast"],
+                "--slo 'bogus:fast': 'fast' is not a number".into(),
+            ),
+        ];
+        for (flags, want) in cases {
+            assert_eq!(flag_err(flags), (want, 2), "{flags:?}");
+        }
+    }
+}
