@@ -15,4 +15,5 @@
 
 pub mod cli;
 pub mod exit;
+pub mod join;
 pub mod pyjson;
