@@ -3,13 +3,11 @@
 //! client time and its unplaced samples by server time; each case then only
 //! binary-searches its window and walks the samples inside it.
 
-use std::collections::BTreeSet;
-
 use serde_json::{Map, Value};
 
 use super::clock::Unplaced;
-use super::place::{time_value, Invalidation, Member};
-use super::telemetry::{metric_index, ServerSample, METRICS};
+use super::place::{time_value, Indexed, Invalidation, Member};
+use super::telemetry::METRICS;
 
 /// One placed sample on the client clock.
 #[derive(Debug, Clone, Copy)]
@@ -43,16 +41,17 @@ pub(crate) fn timeline(
     member: &Member,
     offsets_of_applied: Vec<i64>,
     invalidation: Option<&Invalidation>,
-    samples: &[ServerSample],
+    indexed: &Indexed,
 ) -> Timeline {
+    let samples = &indexed.samples;
     let mut placed = Vec::with_capacity(member.samples.len());
     let mut unplaced: Vec<(i64, bool)> = Vec::new();
     let mut seen_metrics = [false; METRICS.len()];
     let mut slack_ms = 0i64;
     for (&index, placement) in member.samples.iter().zip(&member.placements) {
         let sample = &samples[index];
-        if let Some(m) = metric_index(&sample.metric) {
-            seen_metrics[m] = true;
+        if let Some(seen) = seen_metrics.get_mut(usize::from(indexed.metric[index])) {
+            *seen = true;
         }
         slack_ms = slack_ms.max(sample.interval_ms);
         match placement {
@@ -163,11 +162,7 @@ impl Timeline {
     }
 
     /// The member's view of a case whose ok requests span `window` (§9).
-    pub(crate) fn case_view(
-        &self,
-        window: Option<(i64, i64)>,
-        samples: &[ServerSample],
-    ) -> CaseView {
+    pub(crate) fn case_view(&self, window: Option<(i64, i64)>, indexed: &Indexed) -> CaseView {
         let Some((start, end)) = window else {
             return CaseView {
                 status: Status::Empty,
@@ -229,43 +224,47 @@ impl Timeline {
         };
         CaseView {
             status,
-            observations: self.metric_summaries(&in_window, samples),
+            observations: self.metric_summaries(&in_window, indexed),
             coverage: coverage_json(status, partial, Some(Some((low, high)))),
         }
     }
 
     /// One summary per metric the member ever reported, over the in-window
     /// samples only (§9.6).
-    fn metric_summaries(&self, in_window: &[usize], samples: &[ServerSample]) -> Value {
+    fn metric_summaries(&self, in_window: &[usize], indexed: &Indexed) -> Value {
+        // Sets stay tiny (a few sources, provenances and intervals per
+        // metric), so short vectors beat tree sets on the hot path.
         #[derive(Default)]
-        struct Acc<'a> {
-            provenance: BTreeSet<&'a str>,
-            sources: BTreeSet<&'a str>,
-            intervals: BTreeSet<i64>,
+        struct Acc {
+            provenance: Vec<u32>,
+            sources: Vec<u32>,
+            intervals: Vec<i64>,
             max_valid: Option<i64>,
             counts: [u64; 4],
         }
+        fn add<T: PartialEq>(set: &mut Vec<T>, value: T) {
+            if !set.contains(&value) {
+                set.push(value);
+            }
+        }
         let mut acc: Vec<Acc> = (0..METRICS.len()).map(|_| Acc::default()).collect();
         for &i in in_window {
-            let s = &samples[i];
-            let Some(m) = metric_index(&s.metric) else {
+            let Some(a) = acc.get_mut(usize::from(indexed.metric[i])) else {
                 continue;
             };
-            let a = &mut acc[m];
-            a.provenance.insert(&s.provenance);
-            a.sources.insert(&s.source);
-            a.intervals.insert(s.interval_ms);
-            match s.state.as_str() {
-                "valid" => {
+            let s = &indexed.samples[i];
+            add(&mut a.provenance, indexed.provenance[i]);
+            add(&mut a.sources, indexed.source[i]);
+            add(&mut a.intervals, s.interval_ms);
+            match indexed.state[i] {
+                0 => {
                     // A valid sample always carries a value (loader rule).
                     if let Some(v) = s.value_bytes {
                         a.counts[0] += 1;
                         a.max_valid = Some(a.max_valid.map_or(v, |m| m.max(v)));
                     }
                 }
-                "missing" => a.counts[1] += 1,
-                "stale" => a.counts[2] += 1,
-                "invalid" => a.counts[3] += 1,
+                k @ 1..=3 => a.counts[usize::from(k)] += 1,
                 _ => {}
             }
         }
@@ -273,13 +272,24 @@ impl Timeline {
         for &m in &self.metrics {
             let a = &acc[m];
             let (name, scope, owner) = METRICS[m];
-            let strings =
-                |set: &BTreeSet<&str>| Value::Array(set.iter().map(|s| Value::from(*s)).collect());
+            let strings = |ids: &[u32], table: &[String]| {
+                let mut names: Vec<&str> = ids
+                    .iter()
+                    .filter_map(|&i| table.get(i as usize).map(String::as_str))
+                    .collect();
+                names.sort_unstable();
+                Value::Array(names.into_iter().map(Value::from).collect())
+            };
+            let mut intervals = a.intervals.clone();
+            intervals.sort_unstable();
             let mut e = Map::new();
             e.insert("observation_scope".into(), Value::from(scope));
             e.insert("counter_owner".into(), Value::from(owner));
-            e.insert("provenance".into(), strings(&a.provenance));
-            e.insert("sources".into(), strings(&a.sources));
+            e.insert(
+                "provenance".into(),
+                strings(&a.provenance, &indexed.provenances),
+            );
+            e.insert("sources".into(), strings(&a.sources, &indexed.sources));
             e.insert(
                 "maximum_recorded_bytes".into(),
                 a.max_valid.map_or(Value::Null, Value::from),
@@ -290,7 +300,7 @@ impl Timeline {
             e.insert("invalid_samples".into(), Value::from(a.counts[3]));
             e.insert(
                 "intervals_ms".into(),
-                Value::Array(a.intervals.iter().map(|v| Value::from(*v)).collect()),
+                Value::Array(intervals.into_iter().map(Value::from).collect()),
             );
             out.insert(name.to_owned(), Value::Object(e));
         }

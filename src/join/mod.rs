@@ -152,16 +152,16 @@ enum Decision {
 /// Compute `server_join`, `server_targets` and every case's server memory
 /// (server-join.md §1 steps 4-8).
 pub fn join(inputs: JoinInputs) -> Result<JoinOutcome, JoinError> {
-    let samples = place::dedup(inputs.samples);
-    let server_targets = place::server_targets(&samples);
-    let decision = if !inputs.configured || samples.is_empty() {
+    let indexed = place::dedup(inputs.samples);
+    let server_targets = place::server_targets(&indexed);
+    let decision = if !inputs.configured || indexed.samples.is_empty() {
         let mut m = Map::new();
         m.insert("status".into(), Value::from("not_configured"));
         Decision::Unjoined(Value::Object(m))
     } else {
         decide(
             inputs.artifact_records,
-            &samples,
+            &indexed,
             inputs.direct_server,
             inputs.clock_offset_ns,
             inputs.clock_uncertainty_ns,
@@ -177,11 +177,11 @@ pub fn join(inputs: JoinInputs) -> Result<JoinOutcome, JoinError> {
             (report, cases)
         }
         Decision::Joined { members, clocks } => {
-            let mut report = place::joined_report(&members, &clocks, &samples);
+            let mut report = place::joined_report(&members, &clocks, &indexed.samples);
             let cases = case_memories(
                 &members,
                 &clocks,
-                &samples,
+                &indexed,
                 inputs.cases,
                 report.contains_key("group"),
             );
@@ -223,11 +223,12 @@ pub fn join(inputs: JoinInputs) -> Result<JoinOutcome, JoinError> {
 /// The join decision (§3) over de-duplicated, non-empty samples.
 fn decide(
     records: &[Value],
-    samples: &[ServerSample],
+    indexed: &place::Indexed,
     direct_server: bool,
     offset_ns: Option<i64>,
     uncertainty_ns: Option<i64>,
 ) -> Result<Decision, JoinError> {
+    let samples = &indexed.samples;
     let artifacts: Vec<&Value> = records
         .iter()
         .filter(|r| r.get("event_type").and_then(Value::as_str) == Some("infer.artifact"))
@@ -259,17 +260,16 @@ fn decide(
         return Ok(Decision::Unjoined(Value::Object(m)));
     }
     let run_id = run_ids[0].to_owned();
-    let (identities, ids) = place::identity_ids(samples);
-    if let Some(reason) = place::membership_issue(&identities) {
+    if let Some(reason) = place::membership_issue(&indexed.identities) {
         return Ok(Decision::Unjoined(unjoined(reason)));
     }
     if !direct_server {
         return Ok(Decision::Unjoined(unjoined("route_not_declared")));
     }
-    if !samples.iter().any(|s| s.state == "valid") {
+    if !indexed.state.contains(&0) {
         return Ok(Decision::Unjoined(unjoined("no_valid_server_samples")));
     }
-    let by_identity = place::members_by_rank(&identities, &ids);
+    let by_identity = place::members_by_rank(&indexed.identities, &indexed.ids);
     let Some(client) = client_clock_domain(artifact) else {
         return Ok(Decision::Unjoined(unjoined("missing_client_clock_domain")));
     };
@@ -319,7 +319,7 @@ fn decide(
 fn case_memories(
     members: &[place::Member],
     clocks: &[ServerClock],
-    samples: &[ServerSample],
+    indexed: &place::Indexed,
     cases: &[CaseWindow],
     grouped: bool,
 ) -> BTreeMap<String, CaseMemory> {
@@ -336,8 +336,8 @@ fn case_memories(
                         .map_or(0, |a| a.offset_ns)
                 })
                 .collect();
-            let invalidation = place::invalidation(m, samples);
-            coverage::timeline(m, offsets, invalidation.as_ref(), samples)
+            let invalidation = place::invalidation(m, &indexed.samples);
+            coverage::timeline(m, offsets, invalidation.as_ref(), indexed)
         })
         .collect();
     cases
@@ -345,7 +345,7 @@ fn case_memories(
         .map(|case| {
             let views: Vec<coverage::CaseView> = timelines
                 .iter()
-                .map(|t| t.case_view(case.window, samples))
+                .map(|t| t.case_view(case.window, indexed))
                 .collect();
             let memory = if grouped {
                 let statuses: Vec<coverage::Status> = views.iter().map(|v| v.status).collect();

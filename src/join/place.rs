@@ -5,21 +5,27 @@
 //! §7, §8, §13).
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::Hasher;
 
 use serde_json::{Map, Value};
 
 use super::clock::{Evidence, Placement, ServerClock, Unplaced};
-use super::telemetry::{metric_index, opt_str, Identity, ServerSample, STATES};
+use super::telemetry::{metric_index, opt_str, state_index, Identity, ServerSample, STATES};
 
-/// A small multiply-rotate hasher for keys made of integers: the
-/// de-duplication pass hashes a million of them and SipHash dominates it.
+/// A small multiply-rotate hasher: the de-duplication pass hashes a million
+/// samples, where SipHash would dominate it.
 #[derive(Default)]
 pub(crate) struct FastHasher(u64);
 
 impl Hasher for FastHasher {
     fn finish(&self) -> u64 {
-        self.0
+        // splitmix64's finaliser: hashbrown takes bucket bits from the low end
+        // and a tag from the high end, and timestamps are often multiples of
+        // large powers of two, so every bit must depend on every input bit.
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
     }
     fn write(&mut self, bytes: &[u8]) {
         for chunk in bytes.chunks(8) {
@@ -42,35 +48,6 @@ impl Hasher for FastHasher {
     }
     fn write_usize(&mut self, n: usize) {
         self.write_u64(n as u64);
-    }
-}
-
-pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
-
-/// Interns strings to small integers, remembering the last one because
-/// consecutive samples nearly always repeat it.
-struct Interner<'a> {
-    ids: HashMap<&'a str, u32>,
-    last: Option<(&'a str, u32)>,
-}
-
-impl<'a> Interner<'a> {
-    fn new() -> Self {
-        Interner {
-            ids: HashMap::new(),
-            last: None,
-        }
-    }
-    fn id(&mut self, s: &'a str) -> u32 {
-        if let Some((last, id)) = self.last {
-            if last == s {
-                return id;
-            }
-        }
-        let next = u32::try_from(self.ids.len()).unwrap_or(u32::MAX);
-        let id = *self.ids.entry(s).or_insert(next);
-        self.last = Some((s, id));
-        id
     }
 }
 
@@ -100,57 +77,174 @@ pub(crate) fn identity_ids(samples: &[ServerSample]) -> (Vec<Identity>, Vec<u32>
     (order, ids)
 }
 
+/// Interns strings to small integers. Consecutive samples nearly always
+/// repeat a value and distinct values are few, so the last value and a short
+/// list are tried before a hash map.
+struct Interner<'a> {
+    last: Option<(&'a str, u32)>,
+    list: Vec<&'a str>,
+    map: HashMap<&'a str, u32>,
+}
+
+impl<'a> Interner<'a> {
+    const SHORT: usize = 16;
+
+    fn new() -> Self {
+        Interner {
+            last: None,
+            list: Vec::new(),
+            map: HashMap::new(),
+        }
+    }
+
+    fn id(&mut self, s: &'a str) -> u32 {
+        if let Some((last, id)) = self.last {
+            if last == s {
+                return id;
+            }
+        }
+        let found = if self.list.len() <= Self::SHORT {
+            self.list.iter().position(|x| *x == s).map(|i| i as u32)
+        } else {
+            self.map.get(s).copied()
+        };
+        let id = found.unwrap_or_else(|| {
+            let id = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
+            self.list.push(s);
+            self.map.insert(s, id);
+            id
+        });
+        self.last = Some((s, id));
+        id
+    }
+
+    fn into_strings(self) -> Vec<String> {
+        self.list.into_iter().map(str::to_owned).collect()
+    }
+}
+
+/// The de-duplicated samples with what later passes look up per sample,
+/// computed in one pass over the samples' strings (each sample's strings
+/// live in their own allocations, so reading them is the expensive part).
+pub(crate) struct Indexed {
+    pub samples: Vec<ServerSample>,
+    /// Distinct identities in first-appearance order.
+    pub identities: Vec<Identity>,
+    /// Per sample: index into `identities`.
+    pub ids: Vec<u32>,
+    /// Per sample: index into `METRICS`, `u8::MAX` for an unknown name (only
+    /// possible for samples built by hand).
+    pub metric: Vec<u8>,
+    /// Per sample: index into `STATES`, `u8::MAX` if unknown.
+    pub state: Vec<u8>,
+    /// Per sample: index into `sources`.
+    pub source: Vec<u32>,
+    pub sources: Vec<String>,
+    /// Per sample: index into `provenances`.
+    pub provenance: Vec<u32>,
+    pub provenances: Vec<String>,
+}
+
 /// Drop exact duplicates, keeping each first occurrence in place (§2.1).
-/// Every field takes part: strings are interned to integers first so the
-/// million-sample case hashes small keys.
-pub(crate) fn dedup(samples: Vec<ServerSample>) -> Vec<ServerSample> {
-    type Key = (
-        u32,
-        u32,
-        i64,
-        u32,
-        Option<i64>,
-        u32,
-        u32,
-        i64,
-        Option<u32>,
-        u32,
-    );
-    let keep: Vec<bool> = {
-        let (_, identity) = identity_ids(&samples);
-        let mut runs = Interner::new();
-        let mut metrics = Interner::new();
-        let mut states = Interner::new();
-        let mut sources = Interner::new();
-        let mut details = Interner::new();
-        let mut provenances = Interner::new();
-        let mut seen: FastMap<Key, ()> = FastMap::default();
-        seen.reserve(samples.len());
-        samples
+/// Every field takes part: each sample is reduced to integers (interned
+/// strings) and hashed, the hashes sorted, and only samples with equal
+/// hashes compared in full.
+pub(crate) fn dedup(samples: Vec<ServerSample>) -> Indexed {
+    let (identities, mut ids) = identity_ids(&samples);
+    let n = samples.len();
+    let mut runs = Interner::new();
+    let mut other_metrics = Interner::new();
+    let mut other_states = Interner::new();
+    let mut sources = Interner::new();
+    let mut provenances = Interner::new();
+    let mut details = Interner::new();
+    let (mut metric, mut state) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut source, mut provenance) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut hashed: Vec<(u64, u32)> = Vec::with_capacity(n);
+    for (i, s) in samples.iter().enumerate() {
+        let m = metric_index(&s.metric).map_or(u8::MAX, |m| m as u8);
+        let st = state_index(&s.state).map_or(u8::MAX, |k| k as u8);
+        let src = sources.id(&s.source);
+        let prov = provenances.id(&s.provenance);
+        let mut h = FastHasher::default();
+        h.write_u32(ids[i]);
+        h.write_u32(runs.id(&s.run_id));
+        h.write_i64(s.observed_at_ns);
+        h.write_u32(if m == u8::MAX {
+            256 + other_metrics.id(&s.metric)
+        } else {
+            u32::from(m)
+        });
+        h.write_i64(s.value_bytes.unwrap_or(-1));
+        h.write_u32(if st == u8::MAX {
+            256 + other_states.id(&s.state)
+        } else {
+            u32::from(st)
+        });
+        h.write_u32(src);
+        h.write_i64(s.interval_ms);
+        h.write_u32(s.detail.as_deref().map_or(u32::MAX, |d| details.id(d)));
+        h.write_u32(prov);
+        hashed.push((h.finish(), i as u32));
+        metric.push(m);
+        state.push(st);
+        source.push(src);
+        provenance.push(prov);
+    }
+    hashed.sort_unstable();
+    let mut keep = vec![true; n];
+    let mut run_start = 0;
+    while run_start < hashed.len() {
+        let hash = hashed[run_start].0;
+        let run_end = hashed[run_start..]
             .iter()
-            .zip(&identity)
-            .map(|(s, &identity)| {
-                let key: Key = (
-                    runs.id(&s.run_id),
-                    identity,
-                    s.observed_at_ns,
-                    metrics.id(&s.metric),
-                    s.value_bytes,
-                    states.id(&s.state),
-                    sources.id(&s.source),
-                    s.interval_ms,
-                    s.detail.as_deref().map(|d| details.id(d)),
-                    provenances.id(&s.provenance),
-                );
-                seen.insert(key, ()).is_none()
-            })
-            .collect()
-    };
-    samples
-        .into_iter()
-        .zip(keep)
-        .filter_map(|(s, keep)| keep.then_some(s))
-        .collect()
+            .position(|(h, _)| *h != hash)
+            .map_or(hashed.len(), |p| run_start + p);
+        // Within a run indices ascend, so each sample is checked against the
+        // earlier ones still kept: the first occurrence survives.
+        for j in run_start + 1..run_end {
+            let later = hashed[j].1 as usize;
+            let duplicate = hashed[run_start..j].iter().any(|&(_, earlier)| {
+                let earlier = earlier as usize;
+                keep[earlier] && samples[earlier] == samples[later]
+            });
+            if duplicate {
+                keep[later] = false;
+            }
+        }
+        run_start = run_end;
+    }
+    let sources = sources.into_strings();
+    let provenances = provenances.into_strings();
+    // In place: a list without duplicates moves nothing.
+    let mut samples = samples;
+    if keep.contains(&false) {
+        retain_flagged(&mut samples, &keep);
+        retain_flagged(&mut ids, &keep);
+        retain_flagged(&mut metric, &keep);
+        retain_flagged(&mut state, &keep);
+        retain_flagged(&mut source, &keep);
+        retain_flagged(&mut provenance, &keep);
+    }
+    // The first occurrence of every identity is kept, so first-appearance
+    // order and the identity indices stay valid after dropping duplicates.
+    Indexed {
+        samples,
+        identities,
+        ids,
+        metric,
+        state,
+        source,
+        sources,
+        provenance,
+        provenances,
+    }
+}
+
+/// Keep the elements whose flag is set.
+fn retain_flagged<T>(items: &mut Vec<T>, keep: &[bool]) {
+    let mut flags = keep.iter().copied();
+    items.retain(|_| flags.next().unwrap_or(true));
 }
 
 /// Why the samples are neither one server nor one complete group (§4.1).
@@ -528,19 +622,19 @@ pub(crate) fn joined_report(
 
 /// `telemetry.server_targets` (§13): one entry per identity, ordered by
 /// (host, pid, process start, device UUID or ""), ties in appearance order.
-pub(crate) fn server_targets(samples: &[ServerSample]) -> Value {
-    let (identities, ids) = identity_ids(samples);
+pub(crate) fn server_targets(indexed: &Indexed) -> Value {
+    let identities = &indexed.identities;
     let mut metrics: Vec<[bool; 9]> = vec![[false; 9]; identities.len()];
     let mut other_metrics: Vec<Vec<String>> = vec![Vec::new(); identities.len()];
     let mut states: Vec<[u64; 4]> = vec![[0; 4]; identities.len()];
-    for (s, &id) in samples.iter().zip(&ids) {
+    for (i, &id) in indexed.ids.iter().enumerate() {
         let id = id as usize;
-        match metric_index(&s.metric) {
-            Some(m) => metrics[id][m] = true,
-            None => other_metrics[id].push(s.metric.clone()),
+        match indexed.metric[i] {
+            u8::MAX => other_metrics[id].push(indexed.samples[i].metric.clone()),
+            m => metrics[id][usize::from(m)] = true,
         }
-        if let Some(k) = STATES.iter().position(|x| *x == s.state) {
-            states[id][k] += 1;
+        if let Some(count) = states[id].get_mut(usize::from(indexed.state[i])) {
+            *count += 1;
         }
     }
     let mut order: Vec<usize> = (0..identities.len()).collect();

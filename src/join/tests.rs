@@ -759,6 +759,41 @@ fn foreign_and_conflicting_alignments() {
 }
 
 #[test]
+fn a_file_passed_twice_counts_once() {
+    let records = [artifact("vm", "vm/b/unix_epoch_ns")];
+    let id = identity("vm", Some("b"), 7, None);
+    let once: Vec<ServerSample> = (0..4)
+        .map(|i| sample(&id, t(100 * i), "process_rss_bytes", Some(i), "valid", 100))
+        .collect();
+    let mut twice = once.clone();
+    twice.extend(once.iter().cloned());
+    // Same instant and value but another state: not a duplicate.
+    let mut missing = once[0].clone();
+    missing.state = "missing".into();
+    missing.value_bytes = None;
+    twice.push(missing);
+    let out = run(
+        &records,
+        &[case("c", Some((t(0), t(300))))],
+        twice,
+        None,
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        out.server_join["clock_alignments"][0]["aligned_samples"],
+        json!(5)
+    );
+    assert_eq!(
+        out.server_targets[0]["sample_states"],
+        json!({"valid": 4, "missing": 1, "stale": 0, "invalid": 0})
+    );
+    let rss = &out.cases["c"].server_observations["process_rss_bytes"];
+    assert_eq!(rss["valid_samples"], json!(4));
+    assert_eq!(rss["missing_samples"], json!(1));
+}
+
+#[test]
 fn resolver_keeps_the_smaller_event_id_of_one_entity() {
     let id = identity("gpu-a", Some("b1"), 42, None);
     let samples = vec![sample(
@@ -881,6 +916,19 @@ fn loader_messages_in_check_order() {
     );
 }
 
+/// CPU time of this thread in ns (10 ms ticks), from /proc: the machine is
+/// shared, so wall time overstates the join's cost.
+fn thread_cpu_ns() -> i64 {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+    let after_name = stat.rsplit(')').next().unwrap_or("");
+    let fields: Vec<i64> = after_name
+        .split_whitespace()
+        .map(|f| f.parse().unwrap_or(0))
+        .collect();
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    (fields.get(11).unwrap_or(&0) + fields.get(12).unwrap_or(&0)) * 10_000_000
+}
+
 /// A million samples over a 300,000-request run in 100 cases; run with
 /// `cargo test --release --lib join::tests::join_scales -- --ignored --nocapture`.
 #[test]
@@ -916,9 +964,11 @@ fn join_scales() {
         })
         .collect();
     let began = std::time::Instant::now();
+    let cpu_began = thread_cpu_ns();
     let out = run(&records, &cases, samples, None, None).unwrap();
+    let cpu = (thread_cpu_ns() - cpu_began) as f64 / 1e9;
     let took = began.elapsed();
-    eprintln!("join of 1,000,000 samples over 100 cases: {took:?}");
+    eprintln!("join of 1,000,000 samples over 100 cases: {took:?} wall, {cpu:.3} s CPU");
     assert_eq!(out.server_join["case_coverage"]["observed"], json!(100));
 }
 
