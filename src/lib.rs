@@ -19,6 +19,7 @@ pub mod collector;
 pub mod db;
 pub mod exit;
 pub mod ingest;
+pub mod join;
 pub mod model;
 pub mod pyjson;
 pub mod report;

@@ -1,0 +1,590 @@
+//! Server telemetry samples: the typed record, its loader with the
+//! reference's exact validation order and messages (telemetry.md §4), and the
+//! record as the collector writes it back out.
+//!
+//! The loader takes a whole file's text; decoding bytes (and the UTF-8 error
+//! that goes with it) and reading the file are the caller's business, as is the
+//! `--server-telemetry <path>: ` prefix on every message.
+
+use serde_json::{Map, Value};
+
+/// The telemetry schema version this loader accepts (telemetry.md §3).
+pub const TELEMETRY_SCHEMA_VERSION: i64 = 1;
+/// The one record type of a telemetry artifact.
+pub const TELEMETRY_EVENT_TYPE: &str = "infer.telemetry_sample";
+/// Suffix of every wall-clock domain name.
+pub const WALL_CLOCK: &str = "unix_epoch_ns";
+
+/// Who a collector observed. Two samples belong to one server iff all ten
+/// fields are equal (telemetry.md §2.2).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Identity {
+    pub host: String,
+    pub pid: i64,
+    pub process_start_ns: i64,
+    pub device_uuid: Option<String>,
+    pub gpu_instance_id: Option<String>,
+    pub replica_id: Option<String>,
+    pub rank: Option<i64>,
+    pub boot_id: Option<String>,
+    pub group_id: Option<String>,
+    pub world_size: Option<i64>,
+}
+
+impl Identity {
+    /// The wall clock of this host boot (Appendix A.1).
+    pub fn clock_domain(&self) -> String {
+        wall_clock_domain(&self.host, self.boot_id.as_deref())
+    }
+
+    /// The identity as the reference writes it (`asdict`): all ten keys.
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("host".into(), Value::from(self.host.clone()));
+        m.insert("pid".into(), Value::from(self.pid));
+        m.insert(
+            "process_start_ns".into(),
+            Value::from(self.process_start_ns),
+        );
+        m.insert("device_uuid".into(), opt_str(&self.device_uuid));
+        m.insert("gpu_instance_id".into(), opt_str(&self.gpu_instance_id));
+        m.insert("replica_id".into(), opt_str(&self.replica_id));
+        m.insert("rank".into(), opt_int(self.rank));
+        m.insert("boot_id".into(), opt_str(&self.boot_id));
+        m.insert("group_id".into(), opt_str(&self.group_id));
+        m.insert("world_size".into(), opt_int(self.world_size));
+        Value::Object(m)
+    }
+}
+
+/// One counter with one owner and one observation scope, at one instant.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ServerSample {
+    pub run_id: String,
+    pub identity: Identity,
+    pub observed_at_ns: i64,
+    pub metric: String,
+    pub value_bytes: Option<i64>,
+    pub state: String,
+    pub source: String,
+    pub interval_ms: i64,
+    pub detail: Option<String>,
+    pub provenance: String,
+}
+
+impl ServerSample {
+    /// The metric's observation scope; `""` only for a sample built by hand
+    /// with an unknown metric (the loader never produces one).
+    pub fn scope(&self) -> &'static str {
+        metric_scope(&self.metric).unwrap_or("")
+    }
+
+    /// The metric's counter owner (same caveat as [`ServerSample::scope`]).
+    pub fn counter_owner(&self) -> &'static str {
+        metric_owner(&self.metric).unwrap_or("")
+    }
+}
+
+/// The nine metrics, their scopes and owners (telemetry.md §2.3), in name order.
+pub const METRICS: [(&str, &str, &str); 9] = [
+    ("allocator_allocated_bytes", "server_process", "allocator"),
+    ("allocator_reserved_bytes", "server_process", "allocator"),
+    ("device_memory_reserved_bytes", "gpu_device", "gpu_device"),
+    ("device_memory_used_bytes", "gpu_device", "gpu_device"),
+    (
+        "engine_cache_occupied_bytes",
+        "server_process",
+        "engine_cache",
+    ),
+    (
+        "instance_memory_reserved_bytes",
+        "gpu_instance",
+        "gpu_instance",
+    ),
+    ("instance_memory_used_bytes", "gpu_instance", "gpu_instance"),
+    ("process_gpu_used_bytes", "server_process", "gpu_process"),
+    (
+        "process_rss_bytes",
+        "server_process",
+        "operating_system_process",
+    ),
+];
+
+/// Index of a metric in [`METRICS`].
+pub fn metric_index(metric: &str) -> Option<usize> {
+    // A match compiles to length checks and one comparison; it runs once
+    // per sample on the million-sample path.
+    Some(match metric {
+        "allocator_allocated_bytes" => 0,
+        "allocator_reserved_bytes" => 1,
+        "device_memory_reserved_bytes" => 2,
+        "device_memory_used_bytes" => 3,
+        "engine_cache_occupied_bytes" => 4,
+        "instance_memory_reserved_bytes" => 5,
+        "instance_memory_used_bytes" => 6,
+        "process_gpu_used_bytes" => 7,
+        "process_rss_bytes" => 8,
+        _ => return None,
+    })
+}
+
+/// Index of a state in [`STATES`].
+pub fn state_index(state: &str) -> Option<usize> {
+    Some(match state {
+        "valid" => 0,
+        "missing" => 1,
+        "stale" => 2,
+        "invalid" => 3,
+        _ => return None,
+    })
+}
+
+pub fn metric_scope(metric: &str) -> Option<&'static str> {
+    metric_index(metric).map(|i| METRICS[i].1)
+}
+
+pub fn metric_owner(metric: &str) -> Option<&'static str> {
+    metric_index(metric).map(|i| METRICS[i].2)
+}
+
+/// The four sample states, in the order reports list them.
+pub const STATES: [&str; 4] = ["valid", "missing", "stale", "invalid"];
+const PROVENANCE: [&str; 3] = ["observed", "reported", "estimated"];
+
+/// `"{host}/{boot_id}/unix_epoch_ns"`, or `"{host}/unix_epoch_ns"` without a
+/// (non-empty) boot ID (telemetry.md A.1).
+pub fn wall_clock_domain(host: &str, boot_id: Option<&str>) -> String {
+    match boot_id {
+        Some(boot) if !boot.is_empty() => format!("{host}/{boot}/{WALL_CLOCK}"),
+        _ => format!("{host}/{WALL_CLOCK}"),
+    }
+}
+
+/// Whether a domain names a host boot, not only a host name (A.2).
+pub fn is_boot_qualified(domain: &str) -> bool {
+    let parts: Vec<&str> = domain.split('/').collect();
+    parts.len() == 3 && parts.iter().all(|p| !p.is_empty()) && parts[2] == WALL_CLOCK
+}
+
+/// Validate and type one decoded telemetry record (telemetry.md §4.2). The
+/// first failing check gives the message, worded as the reference words it.
+pub fn parse_sample(record: &Value) -> Result<ServerSample, String> {
+    let Some(obj) = record.as_object() else {
+        return Err("record must be an object".into());
+    };
+    let version_ok = obj
+        .get("schema_version")
+        .and_then(strict_int)
+        .is_some_and(|v| v == IntVal::Small(TELEMETRY_SCHEMA_VERSION));
+    if !version_ok || obj.get("event_type").and_then(Value::as_str) != Some(TELEMETRY_EVENT_TYPE) {
+        return Err("unsupported telemetry record".into());
+    }
+    let Some(raw_identity) = obj.get("identity") else {
+        return Err("'identity'".into());
+    };
+    let identity = parse_identity(raw_identity)?;
+    const REQUIRED: [&str; 9] = [
+        "run_id",
+        "observed_at_ns",
+        "metric",
+        "value_bytes",
+        "state",
+        "source",
+        "interval_ms",
+        "detail",
+        "provenance",
+    ];
+    for key in REQUIRED {
+        if !obj.contains_key(key) {
+            return Err(format!("'{key}'"));
+        }
+    }
+    let field = |key: &str| obj.get(key).unwrap_or(&Value::Null);
+    let run_id = nonempty_str(field("run_id"));
+    let metric = field("metric")
+        .as_str()
+        .filter(|m| metric_index(m).is_some());
+    let source = nonempty_str(field("source"));
+    let (Some(run_id), Some(metric), Some(source)) = (run_id, metric, source) else {
+        return Err("run_id, supported metric, and source are required".into());
+    };
+    let (Some(observed_at_ns), Some(interval_ms)) = (
+        positive_int(field("observed_at_ns")),
+        positive_int(field("interval_ms")),
+    ) else {
+        return Err("observed_at_ns and interval_ms must be positive".into());
+    };
+    let state = member_of(field("state"), &STATES, "unsupported telemetry state")?;
+    let provenance = member_of(
+        field("provenance"),
+        &PROVENANCE,
+        "unsupported telemetry provenance",
+    )?;
+    let detail = match field("detail") {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        _ => return Err("detail must be a string or null".into()),
+    };
+    let value_bytes = if state == "valid" {
+        match strict_int(field("value_bytes")) {
+            Some(IntVal::Small(v)) if v >= 0 => Some(v),
+            // Python ints are unbounded; i64 is this port's limit.
+            _ => return Err("valid samples require non-negative value_bytes".into()),
+        }
+    } else if field("value_bytes").is_null() {
+        None
+    } else {
+        return Err("unavailable samples must have null value_bytes".into());
+    };
+    let scope = metric_scope(metric).unwrap_or("");
+    if metric != "process_rss_bytes" && !truthy_opt(&identity.device_uuid) {
+        return Err("GPU metrics require device_uuid".into());
+    }
+    if scope == "gpu_instance" && !truthy_opt(&identity.gpu_instance_id) {
+        return Err("instance metrics require gpu_instance_id".into());
+    }
+    if obj.get("scope").and_then(Value::as_str) != Some(scope) {
+        return Err("telemetry scope does not match metric".into());
+    }
+    if obj.get("clock_domain").and_then(Value::as_str) != Some(identity.clock_domain().as_str()) {
+        return Err("telemetry clock domain does not match host".into());
+    }
+    if obj.get("counter_owner").and_then(Value::as_str) != metric_owner(metric) {
+        return Err("telemetry counter owner does not match metric".into());
+    }
+    Ok(ServerSample {
+        run_id: run_id.to_owned(),
+        identity,
+        observed_at_ns,
+        metric: metric.to_owned(),
+        value_bytes,
+        state: state.to_owned(),
+        source: source.to_owned(),
+        interval_ms,
+        detail,
+        provenance: provenance.to_owned(),
+    })
+}
+
+const IDENTITY_KEYS: [&str; 10] = [
+    "host",
+    "pid",
+    "process_start_ns",
+    "device_uuid",
+    "gpu_instance_id",
+    "replica_id",
+    "rank",
+    "boot_id",
+    "group_id",
+    "world_size",
+];
+
+/// `ServerIdentity(**record["identity"])` with its `__post_init__` checks.
+fn parse_identity(raw: &Value) -> Result<Identity, String> {
+    let Some(obj) = raw.as_object() else {
+        return Err(format!(
+            "stormlog.infer.telemetry.ServerIdentity() argument after ** must be a mapping, not {}",
+            py_type_name(raw)
+        ));
+    };
+    // Python reports the first unexpected keyword in the object's key order;
+    // the decoded map here is sorted, so with several unknown keys the named
+    // one can differ (documented divergence).
+    if let Some(key) = obj.keys().find(|k| !IDENTITY_KEYS.contains(&k.as_str())) {
+        return Err(format!(
+            "ServerIdentity.__init__() got an unexpected keyword argument '{key}'"
+        ));
+    }
+    let missing: Vec<&str> = IDENTITY_KEYS[..3]
+        .iter()
+        .copied()
+        .filter(|k| !obj.contains_key(*k))
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "ServerIdentity.__init__() {}",
+            missing_arguments(&missing, "positional")
+        ));
+    }
+    let get = |key: &str| obj.get(key).unwrap_or(&Value::Null);
+    let host = nonempty_str(get("host"));
+    let pid = positive_int(get("pid"));
+    let start = positive_int(get("process_start_ns"));
+    let (Some(host), Some(pid), Some(process_start_ns)) = (host, pid, start) else {
+        return Err("host, positive pid, and process_start_ns are required".into());
+    };
+    if host.contains('/') || py_contains_slash(get("boot_id"))? {
+        return Err("host and boot_id cannot contain '/'".into());
+    }
+    let mut optional = [None, None, None, None, None];
+    for (slot, key) in optional.iter_mut().zip([
+        "device_uuid",
+        "gpu_instance_id",
+        "replica_id",
+        "boot_id",
+        "group_id",
+    ]) {
+        match get(key) {
+            Value::Null => {}
+            Value::String(s) if !s.is_empty() => *slot = Some(s.clone()),
+            _ => return Err("optional server identity fields must be non-empty strings".into()),
+        }
+    }
+    let [device_uuid, gpu_instance_id, replica_id, boot_id, group_id] = optional;
+    if gpu_instance_id.is_some() && device_uuid.is_none() {
+        return Err("gpu_instance_id requires device_uuid".into());
+    }
+    let rank = match get("rank") {
+        Value::Null => None,
+        other => match strict_int(other) {
+            Some(IntVal::Small(r)) if r >= 0 => Some(r),
+            _ => return Err("rank must be non-negative".into()),
+        },
+    };
+    let world_size = match &group_id {
+        None => {
+            if !get("world_size").is_null() {
+                return Err("world_size requires group_id".into());
+            }
+            None
+        }
+        Some(_) => {
+            let Some(size) = positive_int(get("world_size")) else {
+                return Err("group members need a positive world_size".into());
+            };
+            if !rank.is_some_and(|r| r < size) {
+                return Err("group members need a rank below world_size".into());
+            }
+            Some(size)
+        }
+    };
+    Ok(Identity {
+        host: host.to_owned(),
+        pid,
+        process_start_ns,
+        device_uuid,
+        gpu_instance_id,
+        replica_id,
+        rank,
+        boot_id,
+        group_id,
+        world_size,
+    })
+}
+
+/// Python's `"/" in (boot_id or "")`: substring for a string, membership for
+/// a list or an object's keys, a `TypeError` for a truthy number or `true`.
+fn py_contains_slash(value: &Value) -> Result<bool, String> {
+    if !py_truthy(value) {
+        return Ok(false);
+    }
+    match value {
+        Value::String(s) => Ok(s.contains('/')),
+        Value::Array(items) => Ok(items.iter().any(|v| v.as_str() == Some("/"))),
+        Value::Object(map) => Ok(map.contains_key("/")),
+        other => Err(format!(
+            "argument of type '{}' is not iterable",
+            py_type_name(other)
+        )),
+    }
+}
+
+/// Check `value in {choices}` as Python does, including its `TypeError` for
+/// an unhashable list or object.
+fn member_of<'a>(value: &Value, choices: &[&'a str], message: &str) -> Result<&'a str, String> {
+    match value {
+        Value::Array(_) | Value::Object(_) => {
+            Err(format!("unhashable type: '{}'", py_type_name(value)))
+        }
+        Value::String(s) => choices
+            .iter()
+            .find(|c| **c == s.as_str())
+            .copied()
+            .ok_or_else(|| message.to_owned()),
+        _ => Err(message.to_owned()),
+    }
+}
+
+/// CPython's "missing N required … argument(s): 'a', 'b', and 'c'" wording.
+pub(crate) fn missing_arguments(names: &[&str], kind: &str) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+    let list = match quoted.len() {
+        0 => String::new(),
+        1 => quoted[0].clone(),
+        2 => format!("{} and {}", quoted[0], quoted[1]),
+        n => format!("{}, and {}", quoted[..n - 1].join(", "), quoted[n - 1]),
+    };
+    let plural = if names.len() == 1 { "" } else { "s" };
+    format!(
+        "missing {} required {kind} argument{plural}: {list}",
+        names.len()
+    )
+}
+
+/// A JSON integer token's value. `Big` is an integer beyond `i64` (Python
+/// keeps it; this port rejects it where an `i64` is needed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IntVal {
+    Small(i64),
+    Big,
+}
+
+/// The value if it is a JSON integer (not a float, never a boolean).
+pub(crate) fn strict_int(value: &Value) -> Option<IntVal> {
+    let Value::Number(n) = value else {
+        return None;
+    };
+    if let Some(i) = n.as_i64() {
+        Some(IntVal::Small(i))
+    } else if n.is_u64() {
+        Some(IntVal::Big)
+    } else {
+        None
+    }
+}
+
+fn positive_int(value: &Value) -> Option<i64> {
+    match strict_int(value) {
+        Some(IntVal::Small(v)) if v > 0 => Some(v),
+        _ => None,
+    }
+}
+
+fn nonempty_str(value: &Value) -> Option<&str> {
+    value.as_str().filter(|s| !s.is_empty())
+}
+
+fn truthy_opt(value: &Option<String>) -> bool {
+    value.as_deref().is_some_and(|s| !s.is_empty())
+}
+
+/// Python truthiness of a decoded JSON value.
+pub(crate) fn py_truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => {
+            n.as_f64().is_some_and(|f| f != 0.0) || n.as_i64().is_some_and(|i| i != 0)
+        }
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    }
+}
+
+/// The Python type name of a decoded JSON value.
+pub(crate) fn py_type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "NoneType",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_f64() => "float",
+        Value::Number(_) => "int",
+        Value::String(_) => "str",
+        Value::Array(_) => "list",
+        Value::Object(_) => "dict",
+    }
+}
+
+/// Parse one non-blank line into a JSON value. Kept in one place so the
+/// Python-compatible parser (NaN tokens, Python's error wording) can replace
+/// serde_json here without touching the loader.
+fn parse_line(line: &str) -> Result<Value, String> {
+    serde_json::from_str(line).map_err(|e| e.to_string())
+}
+
+/// Python's `str.isspace` for one character (it also counts the four ASCII
+/// separators U+001C..U+001F, which Rust's `char::is_whitespace` does not).
+fn py_isspace(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// Split text into physical lines with universal newlines (`\n`, `\r\n`,
+/// `\r`), as Python's text mode reads them. Line terminators are dropped.
+pub(crate) fn universal_lines(text: &str) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\n' => {
+                lines.push(&text[start..i]);
+                i += 1;
+                start = i;
+            }
+            b'\r' => {
+                lines.push(&text[start..i]);
+                i += if bytes.get(i + 1) == Some(&b'\n') {
+                    2
+                } else {
+                    1
+                };
+                start = i;
+            }
+            _ => i += 1,
+        }
+    }
+    if start < bytes.len() {
+        lines.push(&text[start..]);
+    }
+    lines
+}
+
+/// Load a whole telemetry file's text (telemetry.md §4.1): every non-blank
+/// line must be a valid sample; blank lines still take a line number.
+pub fn load_telemetry_text(text: &str) -> Result<Vec<ServerSample>, String> {
+    let mut samples = Vec::new();
+    for (index, line) in universal_lines(text).into_iter().enumerate() {
+        if line.chars().all(py_isspace) {
+            continue;
+        }
+        let sample = parse_line(line).and_then(|payload| parse_sample(&payload));
+        match sample {
+            Ok(sample) => samples.push(sample),
+            Err(reason) => {
+                return Err(format!("invalid telemetry line {}: {reason}", index + 1));
+            }
+        }
+    }
+    if samples.is_empty() {
+        return Err("telemetry artifact has no samples".into());
+    }
+    Ok(samples)
+}
+
+/// The record as the collector writes it: all 15 fields (telemetry.md §2.1).
+pub fn sample_to_json(s: &ServerSample) -> Value {
+    let mut m = Map::new();
+    m.insert(
+        "schema_version".into(),
+        Value::from(TELEMETRY_SCHEMA_VERSION),
+    );
+    m.insert("event_type".into(), Value::from(TELEMETRY_EVENT_TYPE));
+    m.insert("scope".into(), Value::from(s.scope()));
+    m.insert(
+        "clock_domain".into(),
+        Value::from(s.identity.clock_domain()),
+    );
+    m.insert("counter_owner".into(), Value::from(s.counter_owner()));
+    m.insert("run_id".into(), Value::from(s.run_id.clone()));
+    m.insert("identity".into(), s.identity.to_json());
+    m.insert("observed_at_ns".into(), Value::from(s.observed_at_ns));
+    m.insert("metric".into(), Value::from(s.metric.clone()));
+    m.insert("value_bytes".into(), opt_int(s.value_bytes));
+    m.insert("state".into(), Value::from(s.state.clone()));
+    m.insert("source".into(), Value::from(s.source.clone()));
+    m.insert("interval_ms".into(), Value::from(s.interval_ms));
+    m.insert("detail".into(), opt_str(&s.detail));
+    m.insert("provenance".into(), Value::from(s.provenance.clone()));
+    Value::Object(m)
+}
+
+pub(crate) fn opt_str(value: &Option<String>) -> Value {
+    value
+        .as_ref()
+        .map_or(Value::Null, |s| Value::from(s.clone()))
+}
+
+pub(crate) fn opt_int(value: Option<i64>) -> Value {
+    value.map_or(Value::Null, Value::from)
+}
