@@ -23,3 +23,4 @@ pub mod sql;
 pub mod util;
 pub mod report;
 pub mod analysis;
+pub mod vllm;
