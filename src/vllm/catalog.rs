@@ -148,10 +148,19 @@ mod tests {
     fn resolves_retired_names_to_successors() {
         assert_eq!(
             resolve_name("vllm:gpu_cache_usage_perc"),
-            ("vllm:kv_cache_usage_perc".to_owned(), Some("vllm:gpu_cache_usage_perc".to_owned()))
+            (
+                "vllm:kv_cache_usage_perc".to_owned(),
+                Some("vllm:gpu_cache_usage_perc".to_owned())
+            )
         );
-        assert_eq!(resolve_name("vllm:num_requests_swapped"), ("vllm:num_requests_swapped".to_owned(), None));
-        assert_eq!(family_group("vllm:gpu_prefix_cache_hits_total"), "prefix_cache");
+        assert_eq!(
+            resolve_name("vllm:num_requests_swapped"),
+            ("vllm:num_requests_swapped".to_owned(), None)
+        );
+        assert_eq!(
+            family_group("vllm:gpu_prefix_cache_hits_total"),
+            "prefix_cache"
+        );
         assert_eq!(family_group("vllm:kv_offload_bytes"), "kv_transfer");
         assert_eq!(family_group("vllm:whatever"), "other");
         assert_eq!(CATALOG.len(), 46);
@@ -159,7 +168,10 @@ mod tests {
 
     #[test]
     fn created_companions() {
-        assert_eq!(created_family_for("vllm:prompt_tokens_total", "counter").as_deref(), Some("vllm:prompt_tokens_created"));
+        assert_eq!(
+            created_family_for("vllm:prompt_tokens_total", "counter").as_deref(),
+            Some("vllm:prompt_tokens_created")
+        );
         assert_eq!(
             created_family_for("vllm:iteration_tokens_total", "histogram").as_deref(),
             Some("vllm:iteration_tokens_total_created")

@@ -138,7 +138,10 @@ fn engine_summary(scrapes: &[Scrape]) -> Value {
             .map_or(Value::Null, |d| d.process_start_ns.clone());
         if let Some(last) = epochs.last_mut() {
             if pyjson::py_eq(&last["process_start_ns"], &start) {
-                last.insert("last_observed_at_ns".into(), Value::from(s.observed_at_ns as i64));
+                last.insert(
+                    "last_observed_at_ns".into(),
+                    Value::from(s.observed_at_ns as i64),
+                );
                 let n = pyjson::int_value(&last["scrapes"]) + 1;
                 last.insert("scrapes".into(), Value::from(n));
                 continue;
@@ -146,14 +149,26 @@ fn engine_summary(scrapes: &[Scrape]) -> Value {
         }
         let mut e = Map::new();
         e.insert("process_start_ns".into(), start);
-        e.insert("first_observed_at_ns".into(), Value::from(s.observed_at_ns as i64));
-        e.insert("last_observed_at_ns".into(), Value::from(s.observed_at_ns as i64));
+        e.insert(
+            "first_observed_at_ns".into(),
+            Value::from(s.observed_at_ns as i64),
+        );
+        e.insert(
+            "last_observed_at_ns".into(),
+            Value::from(s.observed_at_ns as i64),
+        );
         e.insert("scrapes".into(), Value::from(1));
         epochs.push(e);
     }
-    let discoveries: Vec<&records::Discovery> = ok.iter().filter_map(|s| s.discovery.as_ref()).collect();
+    let discoveries: Vec<&records::Discovery> =
+        ok.iter().filter_map(|s| s.discovery.as_ref()).collect();
     let union = |f: fn(&records::Discovery) -> &Vec<Value>| {
-        Value::Array(sorted_unique(discoveries.iter().flat_map(|d| f(d).iter().cloned()).collect()))
+        Value::Array(sorted_unique(
+            discoveries
+                .iter()
+                .flat_map(|d| f(d).iter().cloned())
+                .collect(),
+        ))
     };
     let mut optional_absent: Vec<Value> = match discoveries.first() {
         Some(first) => sorted_unique(first.optional_absent.clone()),
@@ -239,7 +254,10 @@ fn case_block(case_id: &str, scrapes: &[Scrape], requests: &[&Value], join: &Spa
         .filter(|s| s.case_id.as_deref() == Some(case_id) && s.phase.as_deref() == Some("measured"))
         .collect();
     let pick = |marker: &'static str| -> Vec<&Scrape> {
-        mine.iter().copied().filter(|s| s.marker == marker && s.is_ok()).collect()
+        mine.iter()
+            .copied()
+            .filter(|s| s.marker == marker && s.is_ok())
+            .collect()
     };
     let start = pick("phase_start").first().copied();
     let end = pick("phase_end").last().copied();
@@ -247,7 +265,11 @@ fn case_block(case_id: &str, scrapes: &[Scrape], requests: &[&Value], join: &Spa
     for (marker, found) in [("phase_start", start), ("phase_end", end)] {
         if found.is_none() {
             let failed = mine.iter().any(|s| s.marker == marker);
-            let kind = if failed { "scrape_failed" } else { "scrape_missing" };
+            let kind = if failed {
+                "scrape_failed"
+            } else {
+                "scrape_missing"
+            };
             reasons.push(format!("{kind}:{marker}"));
         }
     }
@@ -258,7 +280,11 @@ fn case_block(case_id: &str, scrapes: &[Scrape], requests: &[&Value], join: &Spa
             let inside: Vec<&Scrape> = mine
                 .iter()
                 .copied()
-                .filter(|s| s.is_ok() && start.observed_at_ns <= s.observed_at_ns && s.observed_at_ns <= end.observed_at_ns)
+                .filter(|s| {
+                    s.is_ok()
+                        && start.observed_at_ns <= s.observed_at_ns
+                        && s.observed_at_ns <= end.observed_at_ns
+                })
                 .collect();
             let mut all = vec![start, end];
             all.extend(inside.iter().copied());
@@ -369,10 +395,16 @@ fn engine_block(
         let field = entry.map_or(name.clone(), |e| e.field.to_owned());
         match kind {
             "counter" => {
-                counters.insert(field, counter_field(name, alias, &before, &after, epoch_reason));
+                counters.insert(
+                    field,
+                    counter_field(name, alias, &before, &after, epoch_reason),
+                );
             }
             "histogram" => {
-                histograms.insert(field, histogram_field(name, alias, &before, &after, epoch_reason));
+                histograms.insert(
+                    field,
+                    histogram_field(name, alias, &before, &after, epoch_reason),
+                );
             }
             "gauge" => {
                 gauges.insert(field, gauge_field(name, alias, engine, own));
@@ -408,7 +440,12 @@ fn encode_number(f: f64) -> Value {
 }
 
 /// One counter's change between two scrapes, or why there is none.
-pub fn counter_pair_delta(a: Option<&Sample>, b: Option<&Sample>, epoch_reason: Option<&str>, recreated: bool) -> Value {
+pub fn counter_pair_delta(
+    a: Option<&Sample>,
+    b: Option<&Sample>,
+    epoch_reason: Option<&str>,
+    recreated: bool,
+) -> Value {
     let (Some(Sample::Num(a)), Some(Sample::Num(b))) = (a, b) else {
         return json!({"state": SERIES_MISSING, "delta": null});
     };
@@ -428,7 +465,13 @@ pub fn counter_pair_delta(a: Option<&Sample>, b: Option<&Sample>, epoch_reason: 
     json!({"state": state, "delta": null, "start": a, "end": b})
 }
 
-fn counter_field(name: &str, alias: Option<String>, before: &Index, after: &Index, epoch_reason: Option<&str>) -> Value {
+fn counter_field(
+    name: &str,
+    alias: Option<String>,
+    before: &Index,
+    after: &Index,
+    epoch_reason: Option<&str>,
+) -> Value {
     let entry = catalog::resolved_entry(name);
     let first = series_by_extra(name, before);
     let last = series_by_extra(name, after);
@@ -437,13 +480,23 @@ fn counter_field(name: &str, alias: Option<String>, before: &Index, after: &Inde
     let mut by_label = Map::new();
     let mut pairs = Vec::new();
     for extra in extras {
-        let pair = counter_pair_delta(first.get(extra).copied(), last.get(extra).copied(), epoch_reason, recreated);
+        let pair = counter_pair_delta(
+            first.get(extra).copied(),
+            last.get(extra).copied(),
+            epoch_reason,
+            recreated,
+        );
         pairs.push(pair.clone());
         by_label.insert(label_key(extra), pair);
     }
     let resolved = !pairs.is_empty() && pairs.iter().all(|p| p["state"] == RESOLVED);
     let delta = if resolved {
-        float(pairs.iter().filter_map(|p| p["delta"].as_f64()).fold(0.0, |acc, d| acc + d))
+        float(
+            pairs
+                .iter()
+                .filter_map(|p| p["delta"].as_f64())
+                .fold(0.0, |acc, d| acc + d),
+        )
     } else {
         Value::Null
     };
@@ -459,31 +512,58 @@ fn counter_field(name: &str, alias: Option<String>, before: &Index, after: &Inde
 }
 
 /// One histogram's change between two scrapes, or why there is none.
-pub fn histogram_pair_delta(a: Option<&Hist>, b: Option<&Hist>, epoch_reason: Option<&str>, recreated: bool) -> Value {
+pub fn histogram_pair_delta(
+    a: Option<&Hist>,
+    b: Option<&Hist>,
+    epoch_reason: Option<&str>,
+    recreated: bool,
+) -> Value {
     let (Some(a), Some(b)) = (a, b) else {
         return json!({"state": SERIES_MISSING});
     };
-    let (Some(a_count), Some(a_sum), Some(b_count), Some(b_sum)) = (a.count, a.sum, b.count, b.sum) else {
-        let missing: Vec<&str> = [("start_sum", a.sum), ("start_count", a.count), ("end_sum", b.sum), ("end_count", b.count)]
-            .into_iter()
-            .filter(|(_, v)| v.is_none())
-            .map(|(n, _)| n)
-            .collect();
+    let (Some(a_count), Some(a_sum), Some(b_count), Some(b_sum)) = (a.count, a.sum, b.count, b.sum)
+    else {
+        let missing: Vec<&str> = [
+            ("start_sum", a.sum),
+            ("start_count", a.count),
+            ("end_sum", b.sum),
+            ("end_count", b.count),
+        ]
+        .into_iter()
+        .filter(|(_, v)| v.is_none())
+        .map(|(n, _)| n)
+        .collect();
         return json!({"state": SERIES_MISSING, "missing": missing});
     };
-    let finite = [a_count, a_sum, b_count, b_sum].iter().all(|v| v.is_finite())
-        && a.buckets.iter().chain(&b.buckets).all(|(_, c)| c.is_finite());
+    let finite = [a_count, a_sum, b_count, b_sum]
+        .iter()
+        .all(|v| v.is_finite())
+        && a.buckets
+            .iter()
+            .chain(&b.buckets)
+            .all(|(_, c)| c.is_finite());
     if !finite {
         return json!({"state": NON_FINITE});
     }
-    let les = |h: &Hist| h.buckets.iter().map(|(le, _)| le.clone()).collect::<Vec<_>>();
+    let les = |h: &Hist| {
+        h.buckets
+            .iter()
+            .map(|(le, _)| le.clone())
+            .collect::<Vec<_>>()
+    };
     let reason = if let Some(reason) = epoch_reason {
         Some(reason)
     } else if recreated {
         Some(RECREATED)
     } else if les(a) != les(b) {
         Some(BOUNDARIES_CHANGED)
-    } else if b_count < a_count || b_sum < a_sum || a.buckets.iter().zip(&b.buckets).any(|((_, x), (_, y))| y < x) {
+    } else if b_count < a_count
+        || b_sum < a_sum
+        || a.buckets
+            .iter()
+            .zip(&b.buckets)
+            .any(|((_, x), (_, y))| y < x)
+    {
         Some(RESET)
     } else {
         None
@@ -508,7 +588,13 @@ pub fn histogram_pair_delta(a: Option<&Hist>, b: Option<&Hist>, epoch_reason: Op
     })
 }
 
-fn histogram_field(name: &str, alias: Option<String>, before: &Index, after: &Index, epoch_reason: Option<&str>) -> Value {
+fn histogram_field(
+    name: &str,
+    alias: Option<String>,
+    before: &Index,
+    after: &Index,
+    epoch_reason: Option<&str>,
+) -> Value {
     let entry = catalog::resolved_entry(name);
     let first = series_by_extra(name, before);
     let last = series_by_extra(name, after);
@@ -523,7 +609,12 @@ fn histogram_field(name: &str, alias: Option<String>, before: &Index, after: &In
     let mut by_label = Map::new();
     let mut items = Vec::new();
     for extra in extras {
-        let pair = histogram_pair_delta(hist(first.get(extra)), hist(last.get(extra)), epoch_reason, recreated);
+        let pair = histogram_pair_delta(
+            hist(first.get(extra)),
+            hist(last.get(extra)),
+            epoch_reason,
+            recreated,
+        );
         items.push(pair.clone());
         by_label.insert(label_key(extra), pair);
     }
@@ -575,7 +666,9 @@ fn histogram_total(items: &[Value]) -> Value {
             .iter()
             .enumerate()
             .map(|(n, le)| {
-                let s = items.iter().fold(0.0, |acc, i| acc + num(&i["buckets"][n][1]));
+                let s = items
+                    .iter()
+                    .fold(0.0, |acc, i| acc + num(&i["buckets"][n][1]));
                 json!([le, float(s)])
             })
             .collect();
@@ -587,7 +680,8 @@ fn histogram_total(items: &[Value]) -> Value {
 /// `{min, mean, max, last}` over the finite samples, with counts.
 fn sample_stats(values: &[f64]) -> Value {
     let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
-    let mean = (!finite.is_empty()).then(|| finite.iter().fold(0.0, |acc, v| acc + v) / finite.len() as f64);
+    let mean = (!finite.is_empty())
+        .then(|| finite.iter().fold(0.0, |acc, v| acc + v) / finite.len() as f64);
     json!({
         "min": opt_float(finite.iter().copied().reduce(f64::min)),
         "mean": opt_float(mean),
@@ -612,7 +706,10 @@ fn gauge_field(name: &str, alias: Option<String>, engine: &str, own: &[&Scrape])
         for (extra, value) in series_by_extra(name, &index) {
             if let Sample::Num(v) = value {
                 series.entry(label_key(&extra)).or_default().push(*v);
-                let obj: Map<String, Value> = extra.iter().map(|(k, v)| (k.clone(), Value::from(v.clone()))).collect();
+                let obj: Map<String, Value> = extra
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Value::from(v.clone())))
+                    .collect();
                 labels.insert(label_key(&extra), Value::Object(obj));
             }
         }
@@ -621,9 +718,17 @@ fn gauge_field(name: &str, alias: Option<String>, engine: &str, own: &[&Scrape])
         out.insert("state".into(), Value::from(SERIES_MISSING));
         return Value::Object(out);
     }
-    let stats: Map<String, Value> = series.iter().map(|(k, v)| (k.clone(), sample_stats(v))).collect();
-    let tainted = stats.values().any(|s| s["non_finite"].as_u64().unwrap_or(0) > 0);
-    out.insert("state".into(), Value::from(if tainted { NON_FINITE } else { RESOLVED }));
+    let stats: Map<String, Value> = series
+        .iter()
+        .map(|(k, v)| (k.clone(), sample_stats(v)))
+        .collect();
+    let tainted = stats
+        .values()
+        .any(|s| s["non_finite"].as_u64().unwrap_or(0) > 0);
+    out.insert(
+        "state".into(),
+        Value::from(if tainted { NON_FINITE } else { RESOLVED }),
+    );
     out.insert("stats".into(), Value::Object(stats));
     out.insert("labels".into(), Value::Object(labels));
     Value::Object(out)
@@ -704,7 +809,11 @@ fn kv_cache(gauges: &Map<String, Value>) -> Value {
             if t != 0 && b != 0 {
                 // Python's `//` floors.
                 let q = t / b;
-                blocks = Some(if t % b != 0 && ((t < 0) != (b < 0)) { q - 1 } else { q });
+                blocks = Some(if t % b != 0 && ((t < 0) != (b < 0)) {
+                    q - 1
+                } else {
+                    q
+                });
             }
         }
     }
@@ -713,7 +822,10 @@ fn kv_cache(gauges: &Map<String, Value>) -> Value {
         (Some(m), Some(b)) if b != 0 => Value::from(stats::round_half_even(m * b as f64) as i64),
         _ => Value::Null,
     };
-    let int_json = |v: Option<i128>| v.and_then(|n| i64::try_from(n).ok()).map_or(Value::Null, Value::from);
+    let int_json = |v: Option<i128>| {
+        v.and_then(|n| i64::try_from(n).ok())
+            .map_or(Value::Null, Value::from)
+    };
     json!({
         "state": usage.map_or(Value::from(SERIES_MISSING), |u| u.get("state").cloned().unwrap_or(Value::from(SERIES_MISSING))),
         "max_usage_fraction": stats.map_or(Value::Null, |s| s["max"].clone()),
@@ -730,7 +842,10 @@ fn mfu(counters: &Map<String, Value>, generated: Option<f64>) -> Value {
     if MFU_FIELDS.iter().all(|f| !counters.contains_key(*f)) {
         return json!({"state": SERIES_MISSING});
     }
-    let deltas: Vec<Option<f64>> = MFU_FIELDS.iter().map(|f| resolved_delta(counters, f)).collect();
+    let deltas: Vec<Option<f64>> = MFU_FIELDS
+        .iter()
+        .map(|f| resolved_delta(counters, f))
+        .collect();
     if deltas.iter().any(Option::is_none) {
         let states: Map<String, Value> = MFU_FIELDS
             .iter()

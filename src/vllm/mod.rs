@@ -38,7 +38,12 @@ pub use text::{case_text_lines, run_text_lines};
 /// membership is read from the records themselves (the string form of
 /// `case_id`, `None` when absent, as the reference compares it), so
 /// `_requests` is not consulted.
-pub fn vllm_block(records: &[Value], external_spans: &[Value], join: &SpanJoin, _requests: &[Request]) -> Value {
+pub fn vllm_block(
+    records: &[Value],
+    external_spans: &[Value],
+    join: &SpanJoin,
+    _requests: &[Request],
+) -> Value {
     engine::vllm_block(records, external_spans, join)
 }
 
@@ -65,8 +70,13 @@ fn is_type(r: &Value, t: &str) -> bool {
 fn compared_phases(records: &[Value]) -> Vec<Phase> {
     records
         .iter()
-        .filter(|r| is_type(r, "infer.phase_window") && pyjson::get(r, "phase").as_str() == Some("measured"))
-        .filter(|r| pyjson::is_number(pyjson::get(r, "started_at_ns")) && pyjson::is_number(pyjson::get(r, "drained_at_ns")))
+        .filter(|r| {
+            is_type(r, "infer.phase_window") && pyjson::get(r, "phase").as_str() == Some("measured")
+        })
+        .filter(|r| {
+            pyjson::is_number(pyjson::get(r, "started_at_ns"))
+                && pyjson::is_number(pyjson::get(r, "drained_at_ns"))
+        })
         .map(|r| Phase {
             case_id: pyjson::str_form(pyjson::get(r, "case_id")),
         })
@@ -86,7 +96,11 @@ fn phase_state(active: bool, reasons: Vec<String>) -> Value {
 }
 
 /// A requested observer's record over its (all judged) phases.
-fn requested(configured: Value, settings: &Map<String, Value>, phases: Map<String, Value>) -> Value {
+fn requested(
+    configured: Value,
+    settings: &Map<String, Value>,
+    phases: Map<String, Value>,
+) -> Value {
     let judged: Vec<&Value> = phases.values().collect();
     let active = !judged.is_empty() && judged.iter().all(|p| p["active"] == true);
     let healthy = active && judged.iter().all(|p| p["healthy"] == true);
@@ -108,7 +122,12 @@ fn equals(raw: &Value, text: &str) -> bool {
 
 /// The `vllm_metrics` and `vllm_spans` observer states (report.md §7), each
 /// `None` when the run did not ask for that observer.
-pub fn observers(records: &[Value], vllm: &Value, join: &SpanJoin, _requests: &[Request]) -> (Option<Value>, Option<Value>) {
+pub fn observers(
+    records: &[Value],
+    vllm: &Value,
+    join: &SpanJoin,
+    _requests: &[Request],
+) -> (Option<Value>, Option<Value>) {
     let config = session_config(records);
     let phases = compared_phases(records);
     (
@@ -117,10 +136,18 @@ pub fn observers(records: &[Value], vllm: &Value, join: &SpanJoin, _requests: &[
     )
 }
 
-fn scraper(records: &[Value], config: &Map<String, Value>, phases: &[Phase], vllm: &Value) -> Option<Value> {
+fn scraper(
+    records: &[Value],
+    config: &Map<String, Value>,
+    phases: &[Phase],
+    vllm: &Value,
+) -> Option<Value> {
     let settings = config.get("vllm_metrics")?.as_object()?;
     let interval = pyjson::get(&Value::Object(settings.clone()), "interval_seconds").clone();
-    let scrapes: Vec<&Value> = records.iter().filter(|r| is_type(r, "infer.vllm_scrape")).collect();
+    let scrapes: Vec<&Value> = records
+        .iter()
+        .filter(|r| is_type(r, "infer.vllm_scrape"))
+        .collect();
     let windows = pyjson::get(vllm, "cases");
     let mut judged = Map::new();
     for phase in phases {
@@ -176,18 +203,19 @@ pub fn otlp_configured(records: &[Value]) -> Value {
         let body = pyjson::get(answer, "body");
         if let Some(config) = pyjson::get(body, "vllm_config").as_object() {
             let observability = config.get("observability_config").unwrap_or(&Value::Null);
-            return Value::Bool(pyjson::truthy(pyjson::get(observability, "otlp_traces_endpoint")));
+            return Value::Bool(pyjson::truthy(pyjson::get(
+                observability,
+                "otlp_traces_endpoint",
+            )));
         }
     }
     Value::Null
 }
 
 fn capability_problems(records: &[Value]) -> Vec<String> {
-    let Some(capability) = records
-        .iter()
-        .filter(|r| is_type(r, "infer.capabilities") && equals(pyjson::get(r, "component"), "vllm.spans"))
-        .last()
-    else {
+    let Some(capability) = records.iter().rfind(|r| {
+        is_type(r, "infer.capabilities") && equals(pyjson::get(r, "component"), "vllm.spans")
+    }) else {
         return vec!["no vllm.spans capability record".into()];
     };
     let metadata = pyjson::get(capability, "metadata");
@@ -198,12 +226,18 @@ fn capability_problems(records: &[Value]) -> Vec<String> {
         .iter()
         .filter_map(|name| {
             let v = pyjson::get(metadata, name);
-            (pyjson::number(v).is_some_and(|n| n > 0.0)).then(|| format!("{name}: {}", pyjson::str_form(v)))
+            (pyjson::number(v).is_some_and(|n| n > 0.0))
+                .then(|| format!("{name}: {}", pyjson::str_form(v)))
         })
         .collect()
 }
 
-fn span_observer(records: &[Value], config: &Map<String, Value>, phases: &[Phase], join: &SpanJoin) -> Option<Value> {
+fn span_observer(
+    records: &[Value],
+    config: &Map<String, Value>,
+    phases: &[Phase],
+    join: &SpanJoin,
+) -> Option<Value> {
     let settings = config.get("vllm_spans")?.as_object()?;
     let problems = capability_problems(records);
     let mut judged = Map::new();
@@ -214,17 +248,29 @@ fn span_observer(records: &[Value], config: &Map<String, Value>, phases: &[Phase
                 is_type(r, "infer.request")
                     && equals(pyjson::get(r, "phase"), "measured")
                     && equals(pyjson::get(r, "case_id"), &phase.case_id)
-                    && !NOT_DELIVERED.iter().any(|s| equals(pyjson::get(r, "status"), s))
+                    && !NOT_DELIVERED
+                        .iter()
+                        .any(|s| equals(pyjson::get(r, "status"), s))
             })
             .collect();
         let found = accepted
             .iter()
-            .filter(|r| join.joined.contains_key(&pyjson::str_form(pyjson::get(r, "x_request_id"))))
+            .filter(|r| {
+                join.joined
+                    .contains_key(&pyjson::str_form(pyjson::get(r, "x_request_id")))
+            })
             .count();
-        let share = if accepted.is_empty() { 0.0 } else { found as f64 / accepted.len() as f64 };
+        let share = if accepted.is_empty() {
+            0.0
+        } else {
+            found as f64 / accepted.len() as f64
+        };
         let mut reasons = problems.clone();
         if share < SPAN_JOIN_FLOOR {
-            reasons.push(format!("spans joined for {found} of {} accepted requests", accepted.len()));
+            reasons.push(format!(
+                "spans joined for {found} of {} accepted requests",
+                accepted.len()
+            ));
         }
         judged.insert(phase.case_id.clone(), phase_state(found > 0, reasons));
     }

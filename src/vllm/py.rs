@@ -44,7 +44,10 @@ pub fn subscript<'a>(v: &'a Value, key: &str) -> Result<&'a Value, String> {
         Value::String(_) if as_str(v).is_some() => {
             Err("string indices must be integers, not 'str'".into())
         }
-        other => Err(format!("'{}' object is not subscriptable", type_name(other))),
+        other => Err(format!(
+            "'{}' object is not subscriptable",
+            type_name(other)
+        )),
     }
 }
 
@@ -91,9 +94,7 @@ pub fn unpack2(v: &Value) -> Result<(Value, Value), String> {
                 _ => Err("not enough values to unpack (expected 2, got 0)".into()),
             }
         }
-        n if n < 2 => Err(format!(
-            "not enough values to unpack (expected 2, got {n})"
-        )),
+        n if n < 2 => Err(format!("not enough values to unpack (expected 2, got {n})")),
         _ => Err("too many values to unpack (expected 2)".into()),
     }
 }
@@ -203,7 +204,15 @@ pub fn splitlines(s: &str) -> Vec<&str> {
     while let Some((i, c)) = chars.next() {
         let is_break = matches!(
             c,
-            '\n' | '\r' | '\u{b}' | '\u{c}' | '\u{1c}' | '\u{1d}' | '\u{1e}' | '\u{85}' | '\u{2028}' | '\u{2029}'
+            '\n' | '\r'
+                | '\u{b}'
+                | '\u{c}'
+                | '\u{1c}'
+                | '\u{1d}'
+                | '\u{1e}'
+                | '\u{85}'
+                | '\u{2028}'
+                | '\u{2029}'
         );
         if !is_break {
             continue;

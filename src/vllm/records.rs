@@ -153,7 +153,10 @@ impl Span {
         m.insert("run_id".into(), Value::from(self.run_id.clone()));
         m.insert("source".into(), Value::from(self.source.clone()));
         m.insert("name".into(), Value::from(self.name.clone()));
-        m.insert("clock_domain".into(), Value::from(self.clock_domain.clone()));
+        m.insert(
+            "clock_domain".into(),
+            Value::from(self.clock_domain.clone()),
+        );
         m.insert("received_at_ns".into(), self.received_at_ns.clone());
         m.insert("timestamp_ns".into(), self.start_unix_ns.clone());
         m.insert("trace_id".into(), opt(&self.trace_id));
@@ -241,9 +244,7 @@ fn envelope(record: &Value, event_type: &str) -> Result<(), String> {
 }
 
 fn in_set(v: &Value, set: &[&str]) -> Option<String> {
-    py::as_str(v)
-        .filter(|s| set.contains(s))
-        .map(str::to_owned)
+    py::as_str(v).filter(|s| set.contains(s)).map(str::to_owned)
 }
 
 // ------------------------------------------------------------ scrapes
@@ -267,8 +268,7 @@ pub fn parse_scrape(record: &Value) -> Result<Scrape, String> {
     ] {
         required.push(py::subscript(record, key)?);
     }
-    let [session_id, run_id, observed, source_url, marker, interval, status, clock] =
-        required[..]
+    let [session_id, run_id, observed, source_url, marker, interval, status, clock] = required[..]
     else {
         return Err("internal: required keys".into());
     };

@@ -219,7 +219,9 @@ fn any_value(v: &Value) -> Result<Value, String> {
             "intValue" => return int_value(raw),
             "arrayValue" => {
                 let items = match raw {
-                    Value::Object(inner) => inner.get("values").cloned().unwrap_or(Value::Array(vec![])),
+                    Value::Object(inner) => {
+                        inner.get("values").cloned().unwrap_or(Value::Array(vec![]))
+                    }
                     other => {
                         return Err(format!(
                             "'{}' object has no attribute 'get'",
@@ -235,7 +237,9 @@ fn any_value(v: &Value) -> Result<Value, String> {
             }
             "kvlistValue" => {
                 let items = match raw {
-                    Value::Object(inner) => inner.get("values").cloned().unwrap_or(Value::Array(vec![])),
+                    Value::Object(inner) => {
+                        inner.get("values").cloned().unwrap_or(Value::Array(vec![]))
+                    }
                     other => {
                         return Err(format!(
                             "'{}' object has no attribute 'get'",
@@ -352,7 +356,11 @@ fn span_name(raw: &Value) -> Result<String, String> {
     }
 }
 
-fn otlp_span(raw: &Value, resource: &Map<String, Value>, scope: &Map<String, Value>) -> Result<RawSpan, String> {
+fn otlp_span(
+    raw: &Value,
+    resource: &Map<String, Value>,
+    scope: &Map<String, Value>,
+) -> Result<RawSpan, String> {
     let name = match raw {
         Value::Object(_) => span_name(raw)?,
         other => {
@@ -373,10 +381,12 @@ fn otlp_span(raw: &Value, resource: &Map<String, Value>, scope: &Map<String, Val
     let kind = match get("kind") {
         Value::Null => Value::Null,
         Value::Bool(b) => Value::from(SPAN_KINDS[usize::from(*b)]),
-        v @ Value::Number(n) if !n.is_f64() => match n.as_u64().and_then(|k| SPAN_KINDS.get(k as usize)) {
-            Some(k) => Value::from(*k),
-            None => Value::String(pyjson::str_form(v)),
-        },
+        v @ Value::Number(n) if !n.is_f64() => {
+            match n.as_u64().and_then(|k| SPAN_KINDS.get(k as usize)) {
+                Some(k) => Value::from(*k),
+                None => Value::String(pyjson::str_form(v)),
+            }
+        }
         v => Value::String(pyjson::str_form(v)),
     };
     let status = match get("status") {
@@ -466,14 +476,19 @@ mod tests {
     use serde_json::json;
 
     fn load(name: &str, text: &str) -> Result<Vec<Value>, String> {
-        let records = vec![json!({"event_type": "infer.artifact", "context": {"session_id": "s1", "run_id": "r1"}})];
+        let records = vec![
+            json!({"event_type": "infer.artifact", "context": {"session_id": "s1", "run_id": "r1"}}),
+        ];
         load_span_file(Path::new(name), text, &records)
     }
 
     #[test]
     fn request_ids_are_recovered_from_vllm_ids() {
         let r = |s: &str| request_id_from_native(&json!(s));
-        assert_eq!(r("chatcmpl-stormlog-r1-c_measured_3").as_deref(), Some("stormlog-r1-c_measured_3"));
+        assert_eq!(
+            r("chatcmpl-stormlog-r1-c_measured_3").as_deref(),
+            Some("stormlog-r1-c_measured_3")
+        );
         assert_eq!(r("cmpl-abc-0").as_deref(), Some("abc"));
         assert_eq!(r("cmpl-abc-").as_deref(), Some("abc-"));
         assert_eq!(r("cmpl--7").as_deref(), Some("-7"));
@@ -520,19 +535,32 @@ mod tests {
     #[test]
     fn span_file_errors_use_the_reference_wording() {
         assert_eq!(load("a.jsonl", "  \n ").unwrap_err(), "span file is empty");
-        assert_eq!(load("a.jsonl", "{\"name\": \"x\"}\n[1]").unwrap_err(), "invalid span line 2: record must be an object");
-        assert_eq!(load("a.jsonl", "{\"name\": \"\"}").unwrap_err(), "invalid span line 1: span without a name");
+        assert_eq!(
+            load("a.jsonl", "{\"name\": \"x\"}\n[1]").unwrap_err(),
+            "invalid span line 2: record must be an object"
+        );
+        assert_eq!(
+            load("a.jsonl", "{\"name\": \"\"}").unwrap_err(),
+            "invalid span line 1: span without a name"
+        );
         assert_eq!(
             load("a.jsonl", "{\"name\": \"x\"}\n{bad").unwrap_err(),
             "invalid span line 2: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"
         );
-        assert_eq!(load("a.jsonl", "{\"name\": \"x\", \"trace_id\": \"\"}").unwrap_err(), "trace_id must be a non-empty string");
+        assert_eq!(
+            load("a.jsonl", "{\"name\": \"x\", \"trace_id\": \"\"}").unwrap_err(),
+            "trace_id must be a non-empty string"
+        );
         assert_eq!(
             load("a.jsonl", "{\"name\": \"x\", \"start_unix_ns\": -1}").unwrap_err(),
             "start_unix_ns must be a non-negative integer or null"
         );
         assert_eq!(
-            load("a.jsonl", "{\"name\": \"x\", \"start_unix_ns\": 5, \"end_unix_ns\": 4}").unwrap_err(),
+            load(
+                "a.jsonl",
+                "{\"name\": \"x\", \"start_unix_ns\": 5, \"end_unix_ns\": 4}"
+            )
+            .unwrap_err(),
             "end_unix_ns must be >= start_unix_ns"
         );
     }

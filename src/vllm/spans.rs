@@ -20,9 +20,18 @@ pub const RESIDENCY_NOTE: &str = "wall-clock residency in a scheduler phase, not
 pub const SPAN_LATENCY_ATTRIBUTES: [(&str, &str); 6] = [
     ("time_in_queue", "gen_ai.latency.time_in_queue"),
     ("time_to_first_token", "gen_ai.latency.time_to_first_token"),
-    ("time_in_model_prefill", "gen_ai.latency.time_in_model_prefill"),
-    ("time_in_model_decode", "gen_ai.latency.time_in_model_decode"),
-    ("time_in_model_inference", "gen_ai.latency.time_in_model_inference"),
+    (
+        "time_in_model_prefill",
+        "gen_ai.latency.time_in_model_prefill",
+    ),
+    (
+        "time_in_model_decode",
+        "gen_ai.latency.time_in_model_decode",
+    ),
+    (
+        "time_in_model_inference",
+        "gen_ai.latency.time_in_model_inference",
+    ),
     ("e2e", "gen_ai.latency.e2e"),
 ];
 

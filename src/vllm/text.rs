@@ -92,7 +92,11 @@ pub fn run_text_lines(vllm: &Value) -> Vec<String> {
     let scrapes = pyjson::get(engine, "scrapes");
     let spans = pyjson::get(vllm, "spans");
     let engines = names(pyjson::get(engine, "engines")).join(", ");
-    let engines = if engines.is_empty() { "none seen".to_owned() } else { engines };
+    let engines = if engines.is_empty() {
+        "none seen".to_owned()
+    } else {
+        engines
+    };
     let mut lines = vec![format!(
         "vLLM telemetry: {} scrapes ok, {} failed; engine label(s) {engines}; spans {} ({} joined); engine-aggregate, no per-request attribution",
         count(scrapes, "ok"),
@@ -167,11 +171,15 @@ fn engine_line(item: &Value) -> String {
     let queue = pyjson::get(get("histograms"), "queue_time");
     let preemptions = pyjson::get(get("counters"), "preemptions");
     let preempted = if pyjson::get(preemptions, "state").as_str() == Some("resolved") {
-        num(pyjson::get(preemptions, "delta")).filter(|_| !pyjson::get(preemptions, "delta").is_boolean())
+        num(pyjson::get(preemptions, "delta"))
+            .filter(|_| !pyjson::get(preemptions, "delta").is_boolean())
     } else {
         None
     };
-    let mut kv_part = format!("kv usage max {}", pct(pyjson::get(kv, "max_usage_fraction")));
+    let mut kv_part = format!(
+        "kv usage max {}",
+        pct(pyjson::get(kv, "max_usage_fraction"))
+    );
     if pyjson::truthy(pyjson::get(kv, "num_gpu_blocks")) {
         kv_part.push_str(&format!(
             " ({} of {} blocks)",
