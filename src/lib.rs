@@ -26,3 +26,4 @@ pub mod report;
 pub mod slo;
 pub mod sql;
 pub mod util;
+pub mod vllm;
