@@ -51,6 +51,7 @@ query!(INSERT_SYSTEM_SAMPLES, "ingest/insert_system_samples");
 query!(INSERT_VLLM_SCRAPES, "ingest/insert_vllm_scrapes");
 query!(INSERT_VLLM_SPANS, "ingest/insert_vllm_spans");
 query!(INSERT_WORKLOADS, "ingest/insert_workloads");
+query!(LOAD_ATTACHED_SPANS, "load/attached_spans");
 query!(LOAD_CACHE_STATES, "load/cache_states");
 query!(LOAD_CLOCK_ALIGNMENTS, "load/clock_alignments");
 query!(LOAD_CONTEXTS, "load/contexts");
@@ -101,6 +102,7 @@ pub const ALL: &[Query] = &[
     INSERT_VLLM_SCRAPES,
     INSERT_VLLM_SPANS,
     INSERT_WORKLOADS,
+    LOAD_ATTACHED_SPANS,
     LOAD_CACHE_STATES,
     LOAD_CLOCK_ALIGNMENTS,
     LOAD_CONTEXTS,

@@ -116,7 +116,15 @@ pub struct ReportArgs {
     /// Write the report to FILE (parent directories are created).
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// The run id (see `stormlog runs`).
+    #[command(flatten)]
+    pub join: JoinFlags,
+    /// Re-judge the run with an SLO criterion KEY:MS (repeatable), or a policy file path.
+    #[arg(long, value_name = "KEY:MS")]
+    pub slo: Vec<String>,
+    /// Re-judge the run with an SLO policy file (JSON or TOML).
+    #[arg(long = "slo-file", value_name = "FILE")]
+    pub slo_file: Option<PathBuf>,
+    /// The run id (see `stormlog runs`; a unique prefix will do).
     pub run: String,
 }
 
@@ -342,11 +350,121 @@ fn emit(
     Ok(Exit::Ok)
 }
 
+impl From<crate::slo::SloError> for CliError {
+    fn from(e: crate::slo::SloError) -> Self {
+        let exit = if e.exit_code() == 2 {
+            Exit::Usage
+        } else {
+            Exit::InvalidInput
+        };
+        CliError::new(exit, e.to_string())
+    }
+}
+
+impl From<report::ReportError> for CliError {
+    fn from(e: report::ReportError) -> Self {
+        CliError::new(e.exit, e.message)
+    }
+}
+
+/// The policy given on the command line (`--slo` or `--slo-file`), if any.
+fn cli_policy(
+    slo: &[String],
+    slo_file: Option<&Path>,
+) -> Result<Option<(crate::slo::Policy, crate::slo::PolicySource)>> {
+    if !slo.is_empty() && slo_file.is_some() {
+        return Err(crate::slo::SloError::slo_and_slo_file().into());
+    }
+    if let Some(path) = slo_file {
+        let policy = crate::slo::load_file(path, &path.display().to_string())?;
+        return Ok(Some((policy, crate::slo::PolicySource::File)));
+    }
+    if !slo.is_empty() {
+        return Ok(Some(crate::slo::policy_from_flags(slo)?));
+    }
+    Ok(None)
+}
+
+/// Reads `--vllm-spans` files (artifact.md §3.12.3); errors as `vLLM telemetry: <reason>`.
+fn external_spans(paths: &[PathBuf], data: &crate::model::RunData) -> Result<Vec<Value>> {
+    let records: Vec<Value> = data.records.iter().map(|(_, r)| r.clone()).collect();
+    let mut spans = Vec::new();
+    for path in paths {
+        let text = std::fs::read(path)
+            .map_err(|e| {
+                CliError::new(
+                    Exit::InvalidInput,
+                    format!("vLLM telemetry: {}", os_reason(&e)),
+                )
+            })
+            .and_then(|b| {
+                String::from_utf8(b).map_err(|e| {
+                    let err = e.utf8_error();
+                    CliError::new(
+                        Exit::InvalidInput,
+                        format!(
+                            "vLLM telemetry: {}",
+                            crate::ingest::lines::utf8_message(e.as_bytes(), &err, 0)
+                        ),
+                    )
+                })
+            })?;
+        let loaded = crate::vllm::load_span_file(path, &text, &records).map_err(|reason| {
+            CliError::new(Exit::InvalidInput, format!("vLLM telemetry: {reason}"))
+        })?;
+        spans.extend(loaded);
+    }
+    Ok(spans)
+}
+
+/// The OS's error text without Rust's " (os error N)" suffix.
+fn os_reason(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_owned(),
+        None => s,
+    }
+}
+
+/// Flags shared by `report` and `infer analyze` that change the server join.
+#[derive(Debug, Args, Clone, Default)]
+pub struct JoinFlags {
+    /// Declare that the client reached the observed server directly (no proxy).
+    #[arg(long = "direct-server")]
+    pub direct_server: bool,
+    /// Server clock minus client clock, in ns, for a server on another host.
+    #[arg(
+        long = "clock-offset-ns",
+        value_name = "NS",
+        allow_hyphen_values = true
+    )]
+    pub clock_offset_ns: Option<i64>,
+    /// Uncertainty of --clock-offset-ns, in ns.
+    #[arg(
+        long = "clock-uncertainty-ns",
+        value_name = "NS",
+        allow_hyphen_values = true
+    )]
+    pub clock_uncertainty_ns: Option<i64>,
+}
+
 fn cmd_report(a: ReportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit> {
+    let policy = cli_policy(&a.slo, a.slo_file.as_deref())?;
     let conn = db::open(&a.db.db, Mode::ReadWrite)?;
     let run = crate::db::runs::resolve(&conn, &a.run)?;
     let data = crate::db::store::load_run(&conn, &run)?;
-    let rep = report::build(&data, &report::Options::default());
+    let samples = crate::ingest::telemetry::load_samples(&conn, &run)?;
+    let spans = crate::db::store::attached_spans(&conn, &run)?;
+    let inputs = report::Inputs {
+        policy,
+        telemetry_configured: !samples.is_empty(),
+        server_samples: samples,
+        direct_server: a.join.direct_server,
+        clock_offset_ns: a.join.clock_offset_ns,
+        clock_uncertainty_ns: a.join.clock_uncertainty_ns,
+        external_spans: spans,
+    };
+    let rep = report::build(&data, inputs)?;
     emit(&rep, a.format, a.output.as_deref(), out, err)
 }
 
@@ -357,15 +475,45 @@ fn cmd_analyze(a: AnalyzeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Resu
             format!("Input file '{}' not found", a.artifact.display()),
         ));
     }
-    if !a.slo.is_empty() && a.slo_file.is_some() {
-        return Err(CliError::new(
-            Exit::Usage,
-            "use --slo or --slo-file, not both",
-        ));
-    }
+    let policy = cli_policy(&a.slo, a.slo_file.as_deref())?;
     let mut conn = db::open_memory()?;
     let done = ingest::ingest_artifact(&mut conn, &a.artifact, ingest::Options::default())?;
     let data = crate::db::store::load_run(&conn, &done.run_id)?;
-    let rep = report::build(&data, &report::Options::default());
+    // The recorded policy is checked before the server files are read (E5-E7 before E8).
+    if policy.is_none() {
+        let recorded: Vec<&Value> = data.of_type("infer.slo").collect();
+        crate::slo::select(None, &recorded)?;
+    }
+    for path in &a.server_telemetry {
+        crate::ingest::telemetry::attach(
+            &mut conn,
+            path,
+            Some(&done.run_id),
+            ingest::Options::default(),
+        )
+        .map_err(|e| {
+            let reason = match e {
+                IngestError::Invalid { message, .. } => message,
+                IngestError::Io { source, .. } => os_reason(&source),
+                other => other.to_string(),
+            };
+            CliError::new(
+                Exit::InvalidInput,
+                format!("--server-telemetry {}: {reason}", path.display()),
+            )
+        })?;
+    }
+    let samples = crate::ingest::telemetry::load_samples(&conn, &done.run_id)?;
+    let spans = external_spans(&a.vllm_spans, &data)?;
+    let inputs = report::Inputs {
+        policy,
+        telemetry_configured: !a.server_telemetry.is_empty(),
+        server_samples: samples,
+        direct_server: a.direct_server,
+        clock_offset_ns: a.clock_offset_ns,
+        clock_uncertainty_ns: a.clock_uncertainty_ns,
+        external_spans: spans,
+    };
+    let rep = report::build(&data, inputs)?;
     emit(&rep, a.format, a.output.as_deref(), out, err)
 }

@@ -333,3 +333,34 @@ fn request_from_row(
     }
     r
 }
+
+/// Spans from span files attached to the run (`ingest --run RUN spans.jsonl`),
+/// as stamped span records, files in attach order.
+pub fn attached_spans(conn: &Connection, run_id: &str) -> Result<Vec<Value>, DbError> {
+    let q = &sql::LOAD_ATTACHED_SPANS;
+    let spec =
+        tables::spec("vllm_spans").ok_or_else(|| DbError::Other("no vllm_spans table".into()))?;
+    let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
+    let n = spec.fields.len();
+    let mut rows = stmt
+        .query(rusqlite::named_params! {":run_id": run_id})
+        .map_err(DbError::query(q))?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().map_err(DbError::query(q))? {
+        let sv: Sql = row.get(1).map_err(DbError::query(q))?;
+        let mut fields = Vec::with_capacity(n);
+        for i in 0..n {
+            fields.push(row.get::<_, Sql>(2 + i).map_err(DbError::query(q))?);
+        }
+        let nulls: i64 = row.get(2 + n).map_err(DbError::query(q))?;
+        let extra: Option<String> = row.get(3 + n).map_err(DbError::query(q))?;
+        out.push(Value::Object(tables::rebuild(
+            spec,
+            &sv,
+            &fields,
+            nulls,
+            extra.as_deref(),
+        )));
+    }
+    Ok(out)
+}

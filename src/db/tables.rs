@@ -228,7 +228,6 @@ pub static TABLES: &[TableSpec] = &[
         event_type: "infer.vllm_scrape",
         fields: &[
             ("session_id", Col::Text),
-            ("run_id", Col::Text),
             ("case_id", Col::Text),
             ("phase", Col::Text),
             ("marker", Col::Text),
@@ -256,7 +255,6 @@ pub static TABLES: &[TableSpec] = &[
         event_type: "infer.vllm_span",
         fields: &[
             ("session_id", Col::Text),
-            ("run_id", Col::Text),
             ("source", Col::Text),
             ("name", Col::Text),
             ("request_id", Col::Text),

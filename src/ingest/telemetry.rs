@@ -1,18 +1,172 @@
 //! Server telemetry files (telemetry.md): validated with the reference's loader
-//! rules and attached to the run id their samples carry.
+//! rules, then attached to a run: the run id their samples carry (`ingest`), or
+//! the run being analyzed (`infer analyze --server-telemetry`).
 use std::path::Path;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
-use super::{IngestError, Ingested, Options};
+use super::{now_utc, read_text, IngestError, Ingested, Kind, Options, Outcome};
+use crate::db::DbError;
+use crate::join::{self, ServerSample};
+use crate::sql;
 
-pub fn ingest_telemetry(
-    _conn: &mut Connection,
+/// Reads and validates a telemetry file; errors carry the reference's reason text.
+pub fn load(
     path: &Path,
+) -> Result<
+    (
+        Vec<(
+            ServerSample,
+            Option<serde_json::Map<String, serde_json::Value>>,
+        )>,
+        String,
+        u64,
+    ),
+    IngestError,
+> {
+    let text = read_text(path)?;
+    let sha = crate::util::sha256_bytes(text.as_bytes());
+    let bytes = text.len() as u64;
+    let samples =
+        join::load_telemetry_with_extras(&text).map_err(|message| IngestError::Invalid {
+            path: path.to_owned(),
+            message,
+        })?;
+    Ok((samples, sha, bytes))
+}
+
+/// Ingests a telemetry file, attached to the run id of its first sample.
+pub fn ingest_telemetry(
+    conn: &mut Connection,
+    path: &Path,
+    opts: Options,
+) -> Result<Ingested, IngestError> {
+    attach(conn, path, None, opts)
+}
+
+/// Attaches a telemetry file to `run_id` (or, when None, to its samples' run id).
+pub fn attach(
+    conn: &mut Connection,
+    path: &Path,
+    run_id: Option<&str>,
     _opts: Options,
 ) -> Result<Ingested, IngestError> {
-    Err(IngestError::Invalid {
-        path: path.to_owned(),
-        message: "telemetry ingest is not wired yet".into(),
+    let (samples, sha, bytes) = load(path)?;
+    let run_id = run_id
+        .map(str::to_owned)
+        .unwrap_or_else(|| samples[0].0.run_id.clone());
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(DbError::query(&sql::TELEMETRY_INSERT_FILE))?;
+    tx.execute(
+        sql::INGEST_INSERT_PLACEHOLDER_RUN.sql,
+        rusqlite::named_params! {":run_id": run_id, ":ingested_at": now_utc()},
+    )
+    .map_err(DbError::query(&sql::INGEST_INSERT_PLACEHOLDER_RUN))?;
+    let existing: Option<i64> = tx
+        .query_row(
+            sql::TELEMETRY_FIND_FILE.sql,
+            rusqlite::named_params! {":run_id": run_id, ":kind": "telemetry", ":sha256": sha},
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(DbError::query(&sql::TELEMETRY_FIND_FILE))?;
+    if existing.is_some() {
+        drop(tx);
+        return Ok(Ingested {
+            kind: Kind::Telemetry,
+            run_id,
+            records: samples.len() as u64,
+            bytes,
+            outcome: Outcome::Unchanged,
+        });
+    }
+    let name = path.display().to_string();
+    tx.execute(
+        sql::TELEMETRY_INSERT_FILE.sql,
+        rusqlite::named_params! {":run_id": run_id, ":kind": "telemetry", ":name": name, ":sha256": sha,
+        ":bytes": bytes as i64, ":record_count": samples.len() as i64, ":ingested_at": now_utc()},
+    )
+    .map_err(DbError::query(&sql::TELEMETRY_INSERT_FILE))?;
+    let file_id = tx.last_insert_rowid();
+    {
+        let mut ident = tx
+            .prepare(sql::TELEMETRY_UPSERT_IDENTITY.sql)
+            .map_err(DbError::query(&sql::TELEMETRY_UPSERT_IDENTITY))?;
+        let mut insert = tx
+            .prepare(sql::TELEMETRY_INSERT_SAMPLE.sql)
+            .map_err(DbError::query(&sql::TELEMETRY_INSERT_SAMPLE))?;
+        let mut ids: std::collections::HashMap<join::Identity, i64> = Default::default();
+        for (seq, (s, extra)) in samples.iter().enumerate() {
+            let id = match ids.get(&s.identity) {
+                Some(id) => *id,
+                None => {
+                    let i = &s.identity;
+                    let id: i64 = ident
+                        .query_row(
+                            rusqlite::named_params! {":host": i.host, ":pid": i.pid, ":process_start_ns": i.process_start_ns,
+                            ":device_uuid": i.device_uuid, ":gpu_instance_id": i.gpu_instance_id, ":replica_id": i.replica_id,
+                            ":rank": i.rank, ":boot_id": i.boot_id, ":group_id": i.group_id, ":world_size": i.world_size},
+                            |r| r.get(0),
+                        )
+                        .map_err(DbError::query(&sql::TELEMETRY_UPSERT_IDENTITY))?;
+                    ids.insert(i.clone(), id);
+                    id
+                }
+            };
+            insert
+                .execute(rusqlite::named_params! {
+                    ":file_id": file_id, ":seq": seq as i64, ":identity_id": id, ":sample_run_id": s.run_id,
+                    ":observed_at_ns": s.observed_at_ns, ":metric": s.metric, ":value_bytes": s.value_bytes,
+                    ":state": s.state, ":source": s.source, ":interval_ms": s.interval_ms, ":detail": s.detail,
+                    ":provenance": s.provenance,
+                    ":extra": extra.as_ref().map(|m| serde_json::Value::Object(m.clone()).to_string()),
+                })
+                .map_err(DbError::query(&sql::TELEMETRY_INSERT_SAMPLE))?;
+        }
+    }
+    tx.commit()
+        .map_err(DbError::query(&sql::TELEMETRY_INSERT_FILE))?;
+    Ok(Ingested {
+        kind: Kind::Telemetry,
+        run_id,
+        records: samples.len() as u64,
+        bytes,
+        outcome: Outcome::Added,
     })
+}
+
+/// The server samples attached to a run, files in attach order, lines in order.
+pub fn load_samples(conn: &Connection, run_id: &str) -> Result<Vec<ServerSample>, DbError> {
+    let q = &sql::TELEMETRY_LOAD_SAMPLES;
+    let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
+    let rows = stmt
+        .query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
+            Ok(ServerSample {
+                run_id: r.get(2)?,
+                observed_at_ns: r.get(3)?,
+                metric: r.get(4)?,
+                value_bytes: r.get(5)?,
+                state: r.get(6)?,
+                source: r.get(7)?,
+                interval_ms: r.get(8)?,
+                detail: r.get(9)?,
+                provenance: r.get(10)?,
+                identity: join::Identity {
+                    host: r.get(12)?,
+                    pid: r.get(13)?,
+                    process_start_ns: r.get(14)?,
+                    device_uuid: r.get(15)?,
+                    gpu_instance_id: r.get(16)?,
+                    replica_id: r.get(17)?,
+                    rank: r.get(18)?,
+                    boot_id: r.get(19)?,
+                    group_id: r.get(20)?,
+                    world_size: r.get(21)?,
+                },
+            })
+        })
+        .map_err(DbError::query(q))?;
+    rows.collect::<Result<Vec<_>, _>>()
+        .map_err(DbError::query(q))
 }

@@ -27,8 +27,8 @@ use crate::exit::Exit;
 
 pub use clock::{client_clock_domain, Alignment, Evidence, ServerClock};
 pub use telemetry::{
-    is_boot_qualified, load_telemetry_text, parse_sample, sample_to_json, wall_clock_domain,
-    Identity, ServerSample,
+    is_boot_qualified, load_telemetry_text, load_telemetry_with_extras, parse_sample,
+    sample_to_json, wall_clock_domain, Identity, ServerSample,
 };
 pub use text::{case_lines, run_lines};
 

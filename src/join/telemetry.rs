@@ -489,7 +489,62 @@ pub(crate) fn py_type_name(value: &Value) -> &'static str {
 /// Python-compatible parser (NaN tokens, Python's error wording) can replace
 /// serde_json here without touching the loader.
 fn parse_line(line: &str) -> Result<Value, String> {
-    serde_json::from_str(line).map_err(|e| e.to_string())
+    crate::pyjson::parse(line).map_err(|e| e.to_string())
+}
+
+/// The keys of a telemetry record that the sample type keeps; any other key is
+/// carried beside the sample so ingest stays lossless.
+pub const SAMPLE_KEYS: [&str; 15] = [
+    "schema_version",
+    "event_type",
+    "scope",
+    "clock_domain",
+    "counter_owner",
+    "run_id",
+    "identity",
+    "observed_at_ns",
+    "metric",
+    "value_bytes",
+    "state",
+    "source",
+    "interval_ms",
+    "detail",
+    "provenance",
+];
+
+/// Like [`load_telemetry_text`], also returning each sample's extra keys (or None).
+pub fn load_telemetry_with_extras(
+    text: &str,
+) -> Result<Vec<(ServerSample, Option<serde_json::Map<String, Value>>)>, String> {
+    let mut samples = Vec::new();
+    for (index, line) in universal_lines(text).into_iter().enumerate() {
+        if line.chars().all(py_isspace) {
+            continue;
+        }
+        let parsed =
+            parse_line(line).and_then(|payload| parse_sample(&payload).map(|s| (s, payload)));
+        match parsed {
+            Ok((sample, payload)) => {
+                let extra: serde_json::Map<String, Value> = payload
+                    .as_object()
+                    .map(|m| {
+                        m.iter()
+                            .filter(|(k, _)| !SAMPLE_KEYS.contains(&k.as_str()))
+                            .map(|(k, v)| (k.clone(), v.clone()))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                samples.push((sample, if extra.is_empty() { None } else { Some(extra) }));
+            }
+            Err(reason) => {
+                return Err(format!("invalid telemetry line {}: {reason}", index + 1));
+            }
+        }
+    }
+    if samples.is_empty() {
+        return Err("telemetry artifact has no samples".into());
+    }
+    Ok(samples)
 }
 
 /// Python's `str.isspace` for one character (it also counts the four ASCII

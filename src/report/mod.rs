@@ -12,9 +12,31 @@ use crate::analysis::observers;
 use crate::model::{Request, RunData};
 use crate::pyjson;
 
-/// Options that change a report (the analyze flags that reach the analysis).
-#[derive(Debug, Default, Clone)]
-pub struct Options {}
+/// Everything besides the stored run that a report depends on: the policy
+/// given on the command line, server telemetry, external spans and the
+/// server-join flags.
+#[derive(Debug, Default)]
+pub struct Inputs {
+    /// A policy from `--slo`/`--slo-file` (replaces a recorded one).
+    pub policy: Option<(crate::slo::Policy, crate::slo::PolicySource)>,
+    /// Server telemetry samples (all files, in order); `telemetry_configured`
+    /// says whether any telemetry was given at all.
+    pub server_samples: Vec<crate::join::ServerSample>,
+    pub telemetry_configured: bool,
+    pub direct_server: bool,
+    pub clock_offset_ns: Option<i64>,
+    pub clock_uncertainty_ns: Option<i64>,
+    /// Spans from `--vllm-spans` files (stamped records).
+    pub external_spans: Vec<Value>,
+}
+
+/// Why a report could not be built; carries the exit status.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct ReportError {
+    pub message: String,
+    pub exit: crate::exit::Exit,
+}
 
 /// A built report: the JSON value plus what the text renderer needs besides.
 #[derive(Debug, Clone)]
@@ -44,62 +66,134 @@ impl Report {
     }
 }
 
-/// A client latency metric value (slo.md §7.1, §7.3): a finite non-negative number, or missing.
-fn plausible(v: Option<f64>) -> Option<f64> {
-    v.filter(|x| x.is_finite() && *x >= 0.0)
-}
-
-fn client_metric(key: &str, r: &Request) -> Option<f64> {
-    let ttft = r.ttft_ms;
-    let e2e = r.e2e_latency_ms;
-    match key {
-        "client.ttft" => plausible(ttft),
-        "client.ttft_from_intended" => plausible(Some(ttft? + r.dispatch_lag_ms?)),
-        "client.e2e" => plausible(e2e),
-        "client.e2e_from_intended" => plausible(Some(
-            (r.ended_at_ns? - r.intended_at_ns?) as f64 / 1_000_000.0,
-        )),
-        "client.tpot" => {
-            if r.output_token_source != "server_usage" || !r.output_tokens_is_int {
-                return None;
+/// Builds the report of a loaded run (report.md §1, in the reference's order).
+pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
+    use crate::exit::Exit;
+    let recorded: Vec<&Value> = data.of_type("infer.slo").collect();
+    let selected = crate::slo::select(inputs.policy, &recorded).map_err(|e| ReportError {
+        exit: if e.exit_code() == 2 {
+            Exit::Usage
+        } else {
+            Exit::InvalidInput
+        },
+        message: e.to_string(),
+    })?;
+    let records: Vec<Value> = data.records.iter().map(|(_, r)| r.clone()).collect();
+    // vLLM records are checked strictly, in record order (artifact.md §5 E10).
+    {
+        let mut index = 0usize;
+        let mut all: Vec<(usize, &Value)> = Vec::new();
+        let mut ri = 0usize;
+        let mut qi = 0usize;
+        let mut si = 0usize;
+        // Indexes count every decoded record (requests and samples included).
+        let total = data.records.len() + data.requests.len() + data.samples.len();
+        let mut seqs: Vec<(i64, u8, usize)> = Vec::with_capacity(total);
+        seqs.extend(
+            data.records
+                .iter()
+                .enumerate()
+                .map(|(i, (seq, _))| (*seq, 0u8, i)),
+        );
+        seqs.extend(data.requests.iter().map(|r| (r.seq, 1u8, 0)));
+        seqs.extend(data.samples.iter().map(|s| (s.seq, 1u8, 0)));
+        seqs.sort_unstable();
+        let _ = (&mut ri, &mut qi, &mut si);
+        for (_, kind, i) in &seqs {
+            if *kind == 0 {
+                let r = &data.records[*i].1;
+                let et = pyjson::get(r, "event_type").as_str();
+                if matches!(et, Some("infer.vllm_scrape") | Some("infer.vllm_span")) {
+                    all.push((index, r));
+                }
             }
-            let n = r.output_tokens?;
-            if n <= 1.0 {
-                return None;
-            }
-            plausible(Some((e2e? - ttft?) / (n - 1.0)))
+            index += 1;
         }
-        _ => None,
+        crate::vllm::validate_records(&all).map_err(|reason| ReportError {
+            exit: Exit::InvalidInput,
+            message: format!("vLLM telemetry: {reason}"),
+        })?;
     }
-}
-
-/// Builds the report of a loaded run.
-pub fn build(data: &RunData, _opts: &Options) -> Report {
-    let admitted: Option<HashSet<String>> = admitted_ids(data);
+    let artifact_spans: Vec<Value> = data.of_type("infer.vllm_span").cloned().collect();
+    let mut all_spans = artifact_spans;
+    all_spans.extend(inputs.external_spans.iter().cloned());
+    let span_join = crate::vllm::join_spans(&all_spans, &data.requests);
+    // The vLLM passes read measured requests among the records; give them the
+    // fields they read, only when there is vLLM evidence to read them for.
+    let vllm_records: Vec<Value> = if vllm_relevant(data, &inputs.external_spans) {
+        let mut v: Vec<(i64, Value)> = data.records.clone();
+        v.extend(data.requests.iter().map(|r| {
+            let case_id = if r.case_key == "unknown" {
+                Value::Null
+            } else {
+                Value::String(r.case_key.clone())
+            };
+            (
+                r.seq,
+                json!({"event_type": "infer.request", "phase": r.phase, "case_id": case_id,
+                       "x_request_id": r.x_request_id, "status": r.status}),
+            )
+        }));
+        v.sort_by_key(|(seq, _)| *seq);
+        v.into_iter().map(|(_, r)| r).collect()
+    } else {
+        records.clone()
+    };
+    let vllm = crate::vllm::vllm_block(
+        &vllm_records,
+        &inputs.external_spans,
+        &span_join,
+        &data.requests,
+    );
+    let spans = crate::slo::Spans {
+        joined: &span_join.joined,
+        quarantined: &span_join.quarantined,
+    };
+    let admitted = admitted_ids(data, &inputs.external_spans, &span_join);
     let ctx = RunContext::new(data, admitted);
     let mut by_case: std::collections::BTreeMap<String, Vec<&Request>> = Default::default();
     for r in data.measured() {
         by_case.entry(r.case_key.clone()).or_default().push(r);
     }
-    let client_keys = [
-        "client.ttft",
-        "client.ttft_from_intended",
-        "client.e2e",
-        "client.e2e_from_intended",
-        "client.tpot",
+    let mut metric_keys: Vec<(&str, &str)> = vec![
+        ("client.ttft", "client"),
+        ("client.ttft_from_intended", "client"),
+        ("client.e2e", "client"),
+        ("client.e2e_from_intended", "client"),
+        ("client.tpot", "client"),
     ];
-    let metric_fns: Vec<Box<case::MetricFn>> = client_keys
+    // Server latency metrics appear once any measured request has a trusted span.
+    let any_trusted_span = data.measured().any(|r| {
+        r.x_request_id
+            .as_str()
+            .is_some_and(|x| span_join.joined.contains_key(x))
+    });
+    if any_trusted_span {
+        metric_keys.extend([
+            ("server.ttft", "server"),
+            ("server.e2e", "server"),
+            ("server.queue", "server"),
+        ]);
+    }
+    let spans_ref = &spans;
+    let metric_fns: Vec<Box<case::MetricFn>> = metric_keys
         .iter()
-        .map(|k| {
+        .map(|(k, _)| {
             let k = *k;
-            Box::new(move |r: &Request| client_metric(k, r)) as Box<case::MetricFn>
+            Box::new(
+                move |r: &Request| match crate::slo::measure(r, k, spans_ref) {
+                    crate::slo::Measure::Value(v) => Some(v),
+                    _ => None,
+                },
+            ) as Box<case::MetricFn>
         })
         .collect();
-    let metrics: Vec<(&str, &str, &case::MetricFn)> = client_keys
+    let metrics: Vec<(&str, &str, &case::MetricFn)> = metric_keys
         .iter()
         .zip(&metric_fns)
-        .map(|(k, f)| (*k, "client", f.as_ref()))
+        .map(|((k, b), f)| (*k, *b, f.as_ref()))
         .collect();
+    let policy = selected.policy.as_ref().zip(selected.source);
     let built: Vec<(String, Value)> = {
         use rayon::prelude::*;
         by_case
@@ -119,13 +213,69 @@ pub fn build(data: &RunData, _opts: &Options) -> Report {
                 );
                 c.insert("latency".into(), case::latency(reqs, &metrics));
                 c.insert("streaming".into(), case::streaming(reqs));
+                if let Some((policy, source)) = policy {
+                    c.insert(
+                        "slo".into(),
+                        crate::slo::evaluate_case(
+                            reqs,
+                            policy,
+                            source,
+                            &rate,
+                            &pop.population,
+                            &spans,
+                        ),
+                    );
+                }
                 c.insert("population".into(), pop.population);
                 c.insert("intervals".into(), pop.intervals);
                 (key.clone(), Value::Object(c))
             })
             .collect()
     };
-    let cases: Map<String, Value> = built.into_iter().collect();
+    let mut cases: Map<String, Value> = built.into_iter().collect();
+    // The server join (server-join.md): placement, coverage, per-case memory.
+    let windows: Vec<crate::join::CaseWindow> = by_case
+        .iter()
+        .map(|(key, reqs)| {
+            let b: Vec<(i64, i64)> = reqs
+                .iter()
+                .filter(|r| r.is_ok())
+                .filter_map(|r| Some((r.started_at_ns?, r.ended_at_ns?)))
+                .collect();
+            crate::join::CaseWindow {
+                case_key: key.clone(),
+                window: b.iter().map(|x| x.0).min().zip(b.iter().map(|x| x.1).max()),
+            }
+        })
+        .collect();
+    let join_records: Vec<Value> = records
+        .iter()
+        .filter(|r| {
+            matches!(
+                pyjson::get(r, "event_type").as_str(),
+                Some("infer.artifact") | Some("infer.clock_alignment")
+            )
+        })
+        .cloned()
+        .collect();
+    let joined = crate::join::join(crate::join::JoinInputs {
+        artifact_records: &join_records,
+        cases: &windows,
+        samples: inputs.server_samples,
+        configured: inputs.telemetry_configured,
+        direct_server: inputs.direct_server,
+        clock_offset_ns: inputs.clock_offset_ns,
+        clock_uncertainty_ns: inputs.clock_uncertainty_ns,
+    })
+    .map_err(|e| ReportError {
+        exit: e.exit(),
+        message: e.to_string(),
+    })?;
+    for (key, mem) in &joined.cases {
+        if let Some(Value::Object(m)) = cases.get_mut(key).and_then(|c| c.get_mut("memory")) {
+            mem.insert_into(m);
+        }
+    }
     let measured: Vec<&Request> = data.measured().collect();
     let failed: Vec<&&Request> = measured.iter().filter(|r| !r.is_ok()).collect();
     let mut by_status: std::collections::BTreeMap<String, i64> = Default::default();
@@ -138,7 +288,16 @@ pub fn build(data: &RunData, _opts: &Options) -> Report {
     } else {
         failed.len() as f64 / total as f64
     };
-    let mut obs = observers::observers(data, &Map::new());
+    let mut extra_obs = Map::new();
+    let (metrics_obs, spans_obs) =
+        crate::vllm::observers(&vllm_records, &vllm, &span_join, &data.requests);
+    if let Some(o) = metrics_obs {
+        extra_obs.insert("vllm_metrics".into(), o);
+    }
+    if let Some(o) = spans_obs {
+        extra_obs.insert("vllm_spans".into(), o);
+    }
+    let mut obs = observers::observers(data, &extra_obs);
     let observer_order: Vec<String> = obs
         .as_object_mut()
         .and_then(|o| o.remove("__order"))
@@ -152,7 +311,7 @@ pub fn build(data: &RunData, _opts: &Options) -> Report {
         .unwrap_or_default();
     let json = json!({
         "analysis_version": 2,
-        "slo": null,
+        "slo": selected.report_slo,
         "manifest": null,
         "observers": obs,
         "summary": {
@@ -168,20 +327,32 @@ pub fn build(data: &RunData, _opts: &Options) -> Report {
         "workload": workload(data),
         "telemetry": {
             "client_observation_scope": "client_local",
-            "server_join": {"status": "not_configured"},
-            "server_targets": [],
-            "vllm": {"status": "absent"},
+            "server_join": joined.server_join,
+            "server_targets": joined.server_targets,
+            "vllm": vllm,
             "execution": {"available": false},
         },
     });
-    Report {
+    let mut server_lines = joined.run_text_lines;
+    server_lines.extend(crate::vllm::run_text_lines(&json["telemetry"]["vllm"]));
+    let mut server_case_lines = joined.case_text_lines;
+    if let Some(cases) = json["cases"].as_object() {
+        for key in cases.keys() {
+            let lines = crate::vllm::case_text_lines(&json["telemetry"]["vllm"], key);
+            server_case_lines
+                .entry(key.clone())
+                .or_default()
+                .extend(lines);
+        }
+    }
+    Ok(Report {
         json,
         observer_order,
-        policy_lines: vec![],
-        server_lines: vec![],
-        server_case_lines: Default::default(),
-        warnings: vec![],
-    }
+        policy_lines: selected.text_lines,
+        server_lines,
+        server_case_lines,
+        warnings: selected.warnings,
+    })
 }
 
 /// artifact.md §3.1: the last truthy `infer.session.status`, as a string.
@@ -217,7 +388,11 @@ fn workload(data: &RunData) -> Value {
 }
 
 /// report.md §4.2.5: ids the server confirmed, or None without any source.
-fn admitted_ids(data: &RunData) -> Option<HashSet<String>> {
+fn admitted_ids(
+    data: &RunData,
+    external_spans: &[Value],
+    join: &crate::vllm::SpanJoin,
+) -> Option<HashSet<String>> {
     let hook: HashSet<String> = data
         .of_type("infer.request")
         .filter(|r| pyjson::get(r, "schema_version").as_i64() == Some(2))
@@ -225,7 +400,8 @@ fn admitted_ids(data: &RunData) -> Option<HashSet<String>> {
         .filter(|x| pyjson::truthy(x))
         .map(pyjson::str_form)
         .collect();
-    let span_source = data.of_type("infer.vllm_span").next().is_some()
+    let span_source = !external_spans.is_empty()
+        || data.of_type("infer.vllm_span").next().is_some()
         || data.of_type("infer.session").any(|s| {
             pyjson::get(s, "config").is_object()
                 && !pyjson::get(pyjson::get(s, "config"), "vllm_spans").is_null()
@@ -233,5 +409,20 @@ fn admitted_ids(data: &RunData) -> Option<HashSet<String>> {
     if hook.is_empty() && !span_source {
         return None;
     }
-    Some(hook)
+    let mut ids = crate::vllm::admitted_ids(join);
+    ids.extend(hook);
+    Some(ids)
+}
+
+/// Whether the run carries any vLLM evidence (scrapes, spans, capabilities, span settings).
+fn vllm_relevant(data: &RunData, external_spans: &[Value]) -> bool {
+    !external_spans.is_empty()
+        || data.records.iter().any(|(_, r)| {
+            matches!(
+                pyjson::get(r, "event_type").as_str(),
+                Some("infer.vllm_scrape") | Some("infer.vllm_span") | Some("infer.capabilities")
+            ) || (pyjson::get(r, "event_type").as_str() == Some("infer.session")
+                && (pyjson::get(pyjson::get(r, "config"), "vllm_spans").is_object()
+                    || pyjson::get(pyjson::get(r, "config"), "vllm_metrics").is_object()))
+        })
 }
