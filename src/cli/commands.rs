@@ -469,6 +469,37 @@ fn cmd_report(a: ReportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
 }
 
 fn cmd_analyze(a: AnalyzeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit> {
+    let request = AnalyzeRequest {
+        artifact: a.artifact,
+        server_telemetry: a.server_telemetry,
+        vllm_spans: a.vllm_spans,
+        slo: a.slo,
+        slo_file: a.slo_file,
+        direct_server: a.direct_server,
+        clock_offset_ns: a.clock_offset_ns,
+        clock_uncertainty_ns: a.clock_uncertainty_ns,
+    };
+    let rep = analyze(&request)?;
+    emit(&rep, a.format, a.output.as_deref(), out, err)
+}
+
+/// What `infer analyze` is asked: the artifact and every flag that reaches the analysis.
+#[derive(Debug, Clone, Default)]
+pub struct AnalyzeRequest {
+    pub artifact: PathBuf,
+    pub server_telemetry: Vec<PathBuf>,
+    pub vllm_spans: Vec<PathBuf>,
+    pub slo: Vec<String>,
+    pub slo_file: Option<PathBuf>,
+    pub direct_server: bool,
+    pub clock_offset_ns: Option<i64>,
+    pub clock_uncertainty_ns: Option<i64>,
+}
+
+/// `infer analyze` without the output: load the files into an in-memory
+/// database and build the report through the same path as `report`. The
+/// checks run in the reference's order (artifact.md §5).
+pub fn analyze(a: &AnalyzeRequest) -> Result<report::Report> {
     if !a.artifact.exists() {
         return Err(CliError::new(
             Exit::InvalidInput,
@@ -485,22 +516,13 @@ fn cmd_analyze(a: AnalyzeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Resu
         crate::slo::select(None, &recorded)?;
     }
     for path in &a.server_telemetry {
-        crate::ingest::telemetry::attach(
-            &mut conn,
-            path,
-            Some(&done.run_id),
-            ingest::Options::default(),
-        )
-        .map_err(|e| {
+        crate::ingest::telemetry::attach(&mut conn, path, Some(&done.run_id), ingest::Options::default()).map_err(|e| {
             let reason = match e {
                 IngestError::Invalid { message, .. } => message,
                 IngestError::Io { source, .. } => os_reason(&source),
                 other => other.to_string(),
             };
-            CliError::new(
-                Exit::InvalidInput,
-                format!("--server-telemetry {}: {reason}", path.display()),
-            )
+            CliError::new(Exit::InvalidInput, format!("--server-telemetry {}: {reason}", path.display()))
         })?;
     }
     let samples = crate::ingest::telemetry::load_samples(&conn, &done.run_id)?;
@@ -514,6 +536,5 @@ fn cmd_analyze(a: AnalyzeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Resu
         clock_uncertainty_ns: a.clock_uncertainty_ns,
         external_spans: spans,
     };
-    let rep = report::build(&data, inputs)?;
-    emit(&rep, a.format, a.output.as_deref(), out, err)
+    Ok(report::build(&data, inputs)?)
 }

@@ -1,6 +1,6 @@
 //! Command-line parsing and dispatch: clap types, and the mapping of errors to
 //! exit statuses. The work itself lives in the library modules.
-mod commands;
+pub mod commands;
 
 use std::io::Write;
 use std::path::PathBuf;
