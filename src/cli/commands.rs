@@ -78,6 +78,10 @@ pub struct IngestArgs {
     /// Replace a run already stored from a different file.
     #[arg(long)]
     pub replace: bool,
+    /// Attach telemetry and vLLM span files to this run (default: the run id
+    /// telemetry carries; span files always need it).
+    #[arg(long, value_name = "RUN")]
+    pub run: Option<String>,
     /// Artifact (`infer profile` JSONL) or server telemetry (`collect-server` JSONL) files.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
@@ -194,15 +198,17 @@ fn cmd_ingest(a: IngestArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Resul
     let opts = ingest::Options {
         replace: a.replace,
         progress: true,
+        run: a.run.clone(),
     };
     let mut failures: Vec<CliError> = Vec::new();
     for path in &a.files {
         let started = std::time::Instant::now();
-        match ingest::ingest_path(&mut conn, path, opts) {
+        match ingest::ingest_path(&mut conn, path, &opts) {
             Ok(done) => {
                 let what = match done.kind {
                     Kind::Artifact => "artifact",
                     Kind::Telemetry => "telemetry",
+                    Kind::Spans => "vLLM spans",
                 };
                 let verb = match done.outcome {
                     Outcome::Added => "ingested",
@@ -508,7 +514,7 @@ pub fn analyze(a: &AnalyzeRequest) -> Result<report::Report> {
     }
     let policy = cli_policy(&a.slo, a.slo_file.as_deref())?;
     let mut conn = db::open_memory()?;
-    let done = ingest::ingest_artifact(&mut conn, &a.artifact, ingest::Options::default())?;
+    let done = ingest::ingest_artifact(&mut conn, &a.artifact, &ingest::Options::default())?;
     let data = crate::db::store::load_run(&conn, &done.run_id)?;
     // The recorded policy is checked before the server files are read (E5-E7 before E8).
     if policy.is_none() {
@@ -516,13 +522,22 @@ pub fn analyze(a: &AnalyzeRequest) -> Result<report::Report> {
         crate::slo::select(None, &recorded)?;
     }
     for path in &a.server_telemetry {
-        crate::ingest::telemetry::attach(&mut conn, path, Some(&done.run_id), ingest::Options::default()).map_err(|e| {
+        crate::ingest::telemetry::attach(
+            &mut conn,
+            path,
+            Some(&done.run_id),
+            &ingest::Options::default(),
+        )
+        .map_err(|e| {
             let reason = match e {
                 IngestError::Invalid { message, .. } => message,
                 IngestError::Io { source, .. } => os_reason(&source),
                 other => other.to_string(),
             };
-            CliError::new(Exit::InvalidInput, format!("--server-telemetry {}: {reason}", path.display()))
+            CliError::new(
+                Exit::InvalidInput,
+                format!("--server-telemetry {}: {reason}", path.display()),
+            )
         })?;
     }
     let samples = crate::ingest::telemetry::load_samples(&conn, &done.run_id)?;

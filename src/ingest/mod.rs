@@ -6,6 +6,7 @@
 //! is rolled back and the error names the file and the line.
 pub mod decode;
 pub mod lines;
+pub mod spans;
 pub mod telemetry;
 
 use std::fs::File;
@@ -65,6 +66,8 @@ impl IngestError {
 pub enum Kind {
     Artifact,
     Telemetry,
+    /// A vLLM span file (OTLP JSON or span lines); needs a run to attach to.
+    Spans,
 }
 
 /// What happened to one file.
@@ -84,10 +87,12 @@ pub struct Ingested {
     pub outcome: Outcome,
 }
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Options {
     /// Replace a run stored from a different file.
     pub replace: bool,
+    /// Attach telemetry and span files to this run instead of the run id they carry.
+    pub run: Option<String>,
     /// Draw a progress bar on stderr.
     pub progress: bool,
 }
@@ -113,18 +118,17 @@ pub fn sniff(path: &Path) -> Result<Kind, IngestError> {
         if line.trim().is_empty() {
             continue;
         }
-        let telemetry = pyjson::parse(&line)
-            .ok()
-            .and_then(|v| {
-                v.get("event_type")
-                    .and_then(Value::as_str)
-                    .map(|s| s == "infer.telemetry_sample")
-            })
-            .unwrap_or(false);
-        return Ok(if telemetry {
-            Kind::Telemetry
-        } else {
-            Kind::Artifact
+        return Ok(match pyjson::parse(&line) {
+            Ok(v) => match v.get("event_type").and_then(Value::as_str) {
+                Some("infer.telemetry_sample") => Kind::Telemetry,
+                Some(_) => Kind::Artifact,
+                // Span files: OTLP JSON documents, or span lines without an event type.
+                None if v.get("resourceSpans").is_some() || v.get("name").is_some() => Kind::Spans,
+                None => Kind::Artifact,
+            },
+            // A pretty-printed OTLP document does not parse line by line.
+            Err(_) if line.trim() == "{" => Kind::Spans,
+            Err(_) => Kind::Artifact,
         });
     }
     Ok(Kind::Artifact)
@@ -134,11 +138,18 @@ pub fn sniff(path: &Path) -> Result<Kind, IngestError> {
 pub fn ingest_path(
     conn: &mut Connection,
     path: &Path,
-    opts: Options,
+    opts: &Options,
 ) -> Result<Ingested, IngestError> {
     match sniff(path)? {
         Kind::Artifact => ingest_artifact(conn, path, opts),
-        Kind::Telemetry => telemetry::ingest_telemetry(conn, path, opts),
+        Kind::Telemetry => telemetry::attach(conn, path, opts.run.as_deref(), opts),
+        Kind::Spans => match opts.run.as_deref() {
+            Some(run) => spans::attach(conn, path, run, opts),
+            None => Err(IngestError::invalid(
+                path,
+                "a vLLM span file belongs to a run: pass --run RUN (see `stormlog runs`)",
+            )),
+        },
     }
 }
 
@@ -219,7 +230,7 @@ enum Pending {
 pub fn ingest_artifact(
     conn: &mut Connection,
     path: &Path,
-    opts: Options,
+    opts: &Options,
 ) -> Result<Ingested, IngestError> {
     let file = open(path)?;
     let total = file.metadata().map(|m| m.len()).unwrap_or(0);
@@ -395,7 +406,7 @@ fn start_run(
     conn: &Connection,
     path: &Path,
     run_id: &str,
-    opts: Options,
+    opts: &Options,
     outcome: &mut Outcome,
 ) -> Result<Sink, IngestError> {
     let existing: Option<(Option<String>, Option<String>)> = conn

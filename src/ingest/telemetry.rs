@@ -39,7 +39,7 @@ pub fn load(
 pub fn ingest_telemetry(
     conn: &mut Connection,
     path: &Path,
-    opts: Options,
+    opts: &Options,
 ) -> Result<Ingested, IngestError> {
     attach(conn, path, None, opts)
 }
@@ -49,7 +49,7 @@ pub fn attach(
     conn: &mut Connection,
     path: &Path,
     run_id: Option<&str>,
-    _opts: Options,
+    _opts: &Options,
 ) -> Result<Ingested, IngestError> {
     let (samples, sha, bytes) = load(path)?;
     let run_id = run_id
