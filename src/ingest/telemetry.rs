@@ -11,19 +11,7 @@ use crate::join::{self, ServerSample};
 use crate::sql;
 
 /// Reads and validates a telemetry file; errors carry the reference's reason text.
-pub fn load(
-    path: &Path,
-) -> Result<
-    (
-        Vec<(
-            ServerSample,
-            Option<serde_json::Map<String, serde_json::Value>>,
-        )>,
-        String,
-        u64,
-    ),
-    IngestError,
-> {
+pub fn load(path: &Path) -> Result<(Vec<join::SampleWithExtra>, String, u64), IngestError> {
     let text = read_text(path)?;
     let sha = crate::util::sha256_bytes(text.as_bytes());
     let bytes = text.len() as u64;

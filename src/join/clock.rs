@@ -42,8 +42,7 @@ impl Alignment {
     /// Whether the half-open validity window `[valid_from, valid_to)` (server
     /// clock) covers `t` (§6.1).
     pub fn covers(&self, t: i64) -> bool {
-        self.valid_from_ns.map_or(true, |from| t >= from)
-            && self.valid_to_ns.map_or(true, |to| t < to)
+        self.valid_from_ns.is_none_or(|from| t >= from) && self.valid_to_ns.is_none_or(|to| t < to)
     }
 
     /// The interval the true offset lies in (§6.2), including the legacy

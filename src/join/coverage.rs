@@ -201,7 +201,7 @@ impl Timeline {
         if high < low {
             return empty("window_shorter_than_uncertainty");
         }
-        if self.invalidated && self.trusted_until_ns.map_or(true, |t| end > t) {
+        if self.invalidated && self.trusted_until_ns.is_none_or(|t| end > t) {
             return empty("identity_invalidated");
         }
         if in_window.is_empty() {

@@ -472,7 +472,7 @@ trait EarliestSoFar {
 
 impl EarliestSoFar for Option<&ServerSample> {
     fn is_none_or_earlier(&self, candidate: &ServerSample) -> bool {
-        self.map_or(true, |best| candidate.observed_at_ns < best.observed_at_ns)
+        self.is_none_or(|best| candidate.observed_at_ns < best.observed_at_ns)
     }
 }
 

@@ -352,7 +352,7 @@ fn parse_identity(raw: &Value) -> Result<Identity, String> {
             let Some(size) = positive_int(get("world_size")) else {
                 return Err("group members need a positive world_size".into());
             };
-            if !rank.is_some_and(|r| r < size) {
+            if rank.is_none_or(|r| r >= size) {
                 return Err("group members need a rank below world_size".into());
             }
             Some(size)
@@ -512,10 +512,11 @@ pub const SAMPLE_KEYS: [&str; 15] = [
     "provenance",
 ];
 
+/// A sample with the keys of its record that the sample type does not keep.
+pub type SampleWithExtra = (ServerSample, Option<serde_json::Map<String, Value>>);
+
 /// Like [`load_telemetry_text`], also returning each sample's extra keys (or None).
-pub fn load_telemetry_with_extras(
-    text: &str,
-) -> Result<Vec<(ServerSample, Option<serde_json::Map<String, Value>>)>, String> {
+pub fn load_telemetry_with_extras(text: &str) -> Result<Vec<SampleWithExtra>, String> {
     let mut samples = Vec::new();
     for (index, line) in universal_lines(text).into_iter().enumerate() {
         if line.chars().all(py_isspace) {

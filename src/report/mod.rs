@@ -81,33 +81,27 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
     let records: Vec<Value> = data.records.iter().map(|(_, r)| r.clone()).collect();
     // vLLM records are checked strictly, in record order (artifact.md §5 E10).
     {
-        let mut index = 0usize;
         let mut all: Vec<(usize, &Value)> = Vec::new();
-        let mut ri = 0usize;
-        let mut qi = 0usize;
-        let mut si = 0usize;
         // Indexes count every decoded record (requests and samples included).
         let total = data.records.len() + data.requests.len() + data.samples.len();
-        let mut seqs: Vec<(i64, u8, usize)> = Vec::with_capacity(total);
+        let mut seqs: Vec<(i64, bool, usize)> = Vec::with_capacity(total);
         seqs.extend(
             data.records
                 .iter()
                 .enumerate()
-                .map(|(i, (seq, _))| (*seq, 0u8, i)),
+                .map(|(i, (seq, _))| (*seq, true, i)),
         );
-        seqs.extend(data.requests.iter().map(|r| (r.seq, 1u8, 0)));
-        seqs.extend(data.samples.iter().map(|s| (s.seq, 1u8, 0)));
+        seqs.extend(data.requests.iter().map(|r| (r.seq, false, 0)));
+        seqs.extend(data.samples.iter().map(|s| (s.seq, false, 0)));
         seqs.sort_unstable();
-        let _ = (&mut ri, &mut qi, &mut si);
-        for (_, kind, i) in &seqs {
-            if *kind == 0 {
+        for (index, (_, other, i)) in seqs.iter().enumerate() {
+            if *other {
                 let r = &data.records[*i].1;
                 let et = pyjson::get(r, "event_type").as_str();
                 if matches!(et, Some("infer.vllm_scrape") | Some("infer.vllm_span")) {
                     all.push((index, r));
                 }
             }
-            index += 1;
         }
         crate::vllm::validate_records(&all).map_err(|reason| ReportError {
             exit: Exit::InvalidInput,
