@@ -58,6 +58,7 @@ query!(LOAD_CONTEXTS, "load/contexts");
 query!(LOAD_PHASE_WINDOWS, "load/phase_windows");
 query!(LOAD_RECORDS, "load/records");
 query!(LOAD_REQUESTS, "load/requests");
+query!(LOAD_REQUESTS_ANALYSIS, "load/requests_analysis");
 query!(LOAD_RUN, "load/run");
 query!(LOAD_SESSIONS, "load/sessions");
 query!(LOAD_SLO_RECORDS, "load/slo_records");
@@ -109,6 +110,7 @@ pub const ALL: &[Query] = &[
     LOAD_PHASE_WINDOWS,
     LOAD_RECORDS,
     LOAD_REQUESTS,
+    LOAD_REQUESTS_ANALYSIS,
     LOAD_RUN,
     LOAD_SESSIONS,
     LOAD_SLO_RECORDS,

@@ -4,7 +4,7 @@ use rusqlite::types::Value as Sql;
 use rusqlite::{params_from_iter, Connection, Statement};
 use serde_json::{Map, Value};
 
-use super::tables::{self, split, Col, TableSpec, TABLES};
+use super::tables::{self, split, TableSpec, TABLES};
 use super::DbError;
 use crate::ingest::decode::Contexts;
 use crate::model::{Request, RunData, SystemSample};
@@ -56,6 +56,35 @@ impl<'c> Writer<'c> {
         self.context
             .execute(rusqlite::params![self.run_id, seq, id, context.to_string()])
             .map_err(DbError::query(&sql::INGEST_INSERT_CONTEXT))?;
+        Ok(())
+    }
+
+    /// Stores a row the fast path already encoded.
+    pub fn row(&mut self, seq: i64, row: crate::ingest::fast::Row) -> Result<(), DbError> {
+        let Some(ti) = row.table else {
+            self.record
+                .execute(rusqlite::params![self.run_id, seq, row.event_type, row.body])
+                .map_err(DbError::query(&sql::INGEST_INSERT_RECORD))?;
+            return Ok(());
+        };
+        let spec = &TABLES[ti];
+        let mut params: Vec<Sql> = Vec::with_capacity(row.fields.len() + 7);
+        params.push(Sql::Text(self.run_id.clone()));
+        params.push(Sql::Integer(seq));
+        if spec.table == "vllm_spans" {
+            params.push(Sql::Null);
+        }
+        if let Some((case_key, status)) = row.derived {
+            params.push(Sql::Text(case_key));
+            params.push(Sql::Text(status));
+        }
+        params.push(row.schema_version);
+        params.extend(row.fields);
+        params.push(Sql::Integer(row.nulls));
+        params.push(row.extra.map_or(Sql::Null, Sql::Text));
+        self.inserts[ti]
+            .execute(params_from_iter(params))
+            .map_err(DbError::query(&spec.insert))?;
         Ok(())
     }
 
@@ -154,7 +183,7 @@ pub fn raw_records(conn: &Connection, run_id: &str) -> Result<Vec<(i64, Value)>,
         .map_err(DbError::query(q))?;
     for row in rows {
         let (seq, body) = row.map_err(DbError::query(q))?;
-        let v: Value = serde_json::from_str(&body)
+        let v: Value = crate::pyjson::parse(&body)
             .map_err(|e| DbError::Other(format!("records row {seq}: {e}")))?;
         out.push((seq, v));
     }
@@ -206,10 +235,7 @@ pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
     };
     for spec in TABLES {
         match spec.table {
-            "requests" => load_table(conn, spec, run_id, |seq, fields, nulls, extra, _| {
-                data.requests
-                    .push(request_from_row(spec, seq, fields, nulls, extra));
-            })?,
+            "requests" => load_requests(conn, spec, run_id, &mut data.requests)?,
             "system_samples" => load_table(conn, spec, run_id, |seq, fields, _nulls, extra, _| {
                 let mut s = SystemSample {
                     seq,
@@ -225,7 +251,7 @@ pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
                         }
                     }
                 }
-                if let Some(Value::Object(extra)) = extra.and_then(|e| serde_json::from_str(e).ok())
+                if let Some(Value::Object(extra)) = extra.and_then(|e| crate::pyjson::parse(e).ok())
                 {
                     for (k, v) in &extra {
                         s.apply(k, v);
@@ -249,8 +275,11 @@ pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
         .map_err(DbError::query(q))?;
     for row in rows {
         let (seq, body) = row.map_err(DbError::query(q))?;
-        let v: Map<String, Value> = serde_json::from_str(&body)
+        let v: Value = crate::pyjson::parse(&body)
             .map_err(|e| DbError::Other(format!("records row {seq}: {e}")))?;
+        let Value::Object(v) = v else {
+            return Err(DbError::Other(format!("records row {seq}: not an object")));
+        };
         data.records.push((seq, Value::Object(contexts.expand(&v))));
     }
     data.records.sort_by_key(|(seq, _)| *seq);
@@ -259,79 +288,95 @@ pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
     Ok(data)
 }
 
-/// The analysis view of a request row: columns hold exact JSON values of their
-/// type, so they translate directly; `extra` carries everything else.
-fn request_from_row(
-    spec: &TableSpec,
-    seq: i64,
-    fields: &[Sql],
-    nulls: i64,
-    extra: Option<&str>,
-) -> Request {
-    let mut r = Request::empty(seq);
-    if nulls != 0 {
-        // A field present as null reads differently from an absent one (e.g. a
-        // null case_id groups as "None", an absent one as "unknown").
-        for (i, (key, _)) in spec.fields.iter().enumerate() {
-            if nulls & (1 << i) != 0 {
-                r.apply(key, &Value::Null);
+/// Reads the analysis view of a run's requests (only the columns it needs).
+/// Columns hold exact JSON values of their type, so they translate directly;
+/// the null mask and `extra` carry everything else.
+fn load_requests(conn: &Connection, spec: &TableSpec, run_id: &str, out: &mut Vec<Request>) -> Result<(), DbError> {
+    use rusqlite::types::ValueRef;
+    let q = &sql::LOAD_REQUESTS_ANALYSIS;
+    let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
+    let names: Vec<String> = stmt.column_names().iter().map(|s| (*s).to_owned()).collect();
+    let mut rows = stmt.query(rusqlite::named_params! {":run_id": run_id}).map_err(DbError::query(q))?;
+    let text = |v: ValueRef| match v {
+        ValueRef::Text(t) => Some(String::from_utf8_lossy(t).into_owned()),
+        _ => None,
+    };
+    let int = |v: ValueRef| match v {
+        ValueRef::Integer(i) => Some(i),
+        _ => None,
+    };
+    let real = |v: ValueRef| match v {
+        ValueRef::Real(f) => Some(f),
+        ValueRef::Integer(i) => Some(i as f64),
+        _ => None,
+    };
+    let n = names.len();
+    while let Some(row) = rows.next().map_err(DbError::query(q))? {
+        let get = |i: usize| row.get_ref(i).map_err(DbError::query(q));
+        let seq = int(get(0)?).unwrap_or_default();
+        let mut r = Request::empty(seq);
+        if let Some(s) = text(get(1)?) {
+            r.case_key = s;
+        }
+        if let Some(s) = text(get(2)?) {
+            r.status = s;
+        }
+        r.phase = text(get(3)?);
+        r.session_id = text(get(4)?).map_or(Value::Null, Value::String);
+        r.request_id = text(get(5)?).map_or(Value::Null, Value::String);
+        r.x_request_id = text(get(6)?).map_or(Value::Null, Value::String);
+        r.request_index = int(get(7)?);
+        r.started_at_ns = int(get(8)?);
+        r.ended_at_ns = int(get(9)?);
+        r.intended_at_ns = int(get(10)?);
+        r.e2e_latency_ms = real(get(11)?);
+        r.ttft_ms = real(get(12)?);
+        r.first_chunk_latency_ms = real(get(13)?);
+        r.dispatch_lag_ms = real(get(14)?);
+        if let ValueRef::Blob(b) = get(15)? {
+            r.chunk_gaps = tables::f64s(b).collect();
+            r.chunk_list_len = r.chunk_gaps.len();
+        }
+        r.stream = int(get(16)?).is_some_and(|i| i != 0);
+        r.prompt_tokens = real(get(17)?);
+        r.output_tokens = real(get(18)?);
+        r.output_tokens_is_int = r.output_tokens.is_some();
+        r.total_tokens = real(get(19)?);
+        if let Some(s) = text(get(20)?) {
+            r.output_token_source = s;
+        }
+        if let Some(s) = text(get(21)?) {
+            r.arrival_mode = s;
+        }
+        r.held_for_slot = int(get(22)?).is_some_and(|i| i != 0);
+        r.in_flight_at_dispatch = real(get(23)?);
+        if let Some(s) = text(get(24)?) {
+            r.prompt_mode = s;
+        }
+        r.prompt_digest = text(get(25)?).map_or(Value::Null, Value::String);
+        r.prefix_group = int(get(26)?).map_or(Value::Null, Value::from);
+        r.shared_prefix_tokens = real(get(27)?);
+        r.task = text(get(28)?);
+        let nulls = int(get(n - 2)?).unwrap_or(0);
+        if nulls != 0 {
+            // A field present as null reads differently from an absent one (e.g. a
+            // null case_id groups as "None", an absent one as "unknown").
+            for (i, (key, _)) in spec.fields.iter().enumerate() {
+                if nulls & (1 << i) != 0 {
+                    r.apply(key, &Value::Null);
+                }
             }
         }
+        if let Some(extra) = text(get(n - 1)?) {
+            if let Ok(Value::Object(extra)) = crate::pyjson::parse(&extra) {
+                for (k, v) in &extra {
+                    r.apply(k, v);
+                }
+            }
+        }
+        out.push(r);
     }
-    for ((key, col), v) in spec.fields.iter().zip(fields) {
-        if matches!(v, Sql::Null) {
-            continue;
-        }
-        match (*key, col, v) {
-            ("case_id", _, Sql::Text(s)) => r.case_key = s.clone(),
-            ("status", _, Sql::Text(s)) => r.status = s.clone(),
-            ("phase", _, Sql::Text(s)) => r.phase = Some(s.clone()),
-            ("session_id", _, Sql::Text(s)) => r.session_id = Value::String(s.clone()),
-            ("request_id", _, Sql::Text(s)) => r.request_id = Value::String(s.clone()),
-            ("x_request_id", _, Sql::Text(s)) => r.x_request_id = Value::String(s.clone()),
-            ("prompt_digest", _, Sql::Text(s)) => r.prompt_digest = Value::String(s.clone()),
-            ("output_token_source", _, Sql::Text(s)) => r.output_token_source = s.clone(),
-            ("arrival_mode", _, Sql::Text(s)) => r.arrival_mode = s.clone(),
-            ("prompt_mode", _, Sql::Text(s)) => r.prompt_mode = s.clone(),
-            ("task", _, Sql::Text(s)) => r.task = Some(s.clone()),
-            ("request_index", _, Sql::Integer(i)) => r.request_index = Some(*i),
-            ("started_at_ns", _, Sql::Integer(i)) => r.started_at_ns = Some(*i),
-            ("ended_at_ns", _, Sql::Integer(i)) => r.ended_at_ns = Some(*i),
-            ("intended_at_ns", _, Sql::Integer(i)) => r.intended_at_ns = Some(*i),
-            ("prefix_group", _, Sql::Integer(i)) => r.prefix_group = Value::from(*i),
-            ("prompt_tokens", _, Sql::Integer(i)) => r.prompt_tokens = Some(*i as f64),
-            ("output_tokens", _, Sql::Integer(i)) => {
-                r.output_tokens = Some(*i as f64);
-                r.output_tokens_is_int = true;
-            }
-            ("total_tokens", _, Sql::Integer(i)) => r.total_tokens = Some(*i as f64),
-            ("in_flight_at_dispatch", _, Sql::Integer(i)) => {
-                r.in_flight_at_dispatch = Some(*i as f64)
-            }
-            ("shared_prefix_tokens", _, Sql::Integer(i)) => {
-                r.shared_prefix_tokens = Some(*i as f64)
-            }
-            ("e2e_latency_ms", Col::Real, Sql::Real(f)) => r.e2e_latency_ms = Some(*f),
-            ("ttft_ms", Col::Real, Sql::Real(f)) => r.ttft_ms = Some(*f),
-            ("first_chunk_latency_ms", Col::Real, Sql::Real(f)) => {
-                r.first_chunk_latency_ms = Some(*f)
-            }
-            ("dispatch_lag_ms", Col::Real, Sql::Real(f)) => r.dispatch_lag_ms = Some(*f),
-            ("stream", _, Sql::Integer(i)) => r.stream = *i != 0,
-            ("held_for_slot", _, Sql::Integer(i)) => r.held_for_slot = *i != 0,
-            ("chunk_interarrival_ms", _, Sql::Blob(b)) => {
-                r.chunk_gaps = tables::f64s(b).collect();
-                r.chunk_list_len = r.chunk_gaps.len();
-            }
-            _ => {}
-        }
-    }
-    if let Some(Value::Object(extra)) = extra.and_then(|e| serde_json::from_str(e).ok()) {
-        for (k, v) in &extra {
-            r.apply(k, v);
-        }
-    }
-    r
+    Ok(())
 }
 
 /// Spans from span files attached to the run (`ingest --run RUN spans.jsonl`),

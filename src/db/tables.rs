@@ -315,7 +315,7 @@ pub fn decode(col: Col, v: &Sql) -> Option<Value> {
         (Col::Real, Sql::Real(f)) => serde_json::Number::from_f64(*f).map(Value::Number),
         (Col::Real, Sql::Integer(i)) => serde_json::Number::from_f64(*i as f64).map(Value::Number),
         (Col::Bool, Sql::Integer(i)) => Some(Value::Bool(*i != 0)),
-        (Col::Json, Sql::Text(s)) => serde_json::from_str(s).ok(),
+        (Col::Json, Sql::Text(s)) => pyjson::parse(s).ok(),
         (Col::RealList, Sql::Blob(b)) => Some(Value::Array(
             f64s(b)
                 .filter_map(|f| serde_json::Number::from_f64(f).map(Value::Number))
@@ -344,7 +344,7 @@ pub struct Encoded {
 }
 
 /// The field index of each key, per table (built once).
-fn index_of(spec: &TableSpec, key: &str) -> Option<usize> {
+pub fn index_of(spec: &TableSpec, key: &str) -> Option<usize> {
     use std::collections::HashMap;
     use std::sync::OnceLock;
     static INDEX: OnceLock<Vec<HashMap<&'static str, usize>>> = OnceLock::new();
@@ -431,7 +431,7 @@ pub fn rebuild(
         }
     }
     if let Some(extra) = extra {
-        if let Ok(Value::Object(extra)) = serde_json::from_str::<Value>(extra) {
+        if let Ok(Value::Object(extra)) = pyjson::parse(extra) {
             // `extra` holds the originals of values the columns could not keep.
             for (k, v) in extra {
                 m.insert(k, v);

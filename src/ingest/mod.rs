@@ -5,6 +5,7 @@
 //! a client artifact (artifact.md). Bad input changes nothing: the transaction
 //! is rolled back and the error names the file and the line.
 pub mod decode;
+pub mod fast;
 pub mod lines;
 pub mod spans;
 pub mod telemetry;
@@ -173,6 +174,25 @@ struct Facts {
 }
 
 impl Facts {
+    /// What a fast-path line says about the run.
+    fn observe_line(&mut self, f: &fast::LineFacts) {
+        if f.is_session {
+            self.has_session_or_request = true;
+            if self.session_id.is_none() {
+                self.session_id = f.session_id.clone();
+                self.started_at_ns = f.timestamp_ns;
+                self.model = f.model.clone();
+                self.endpoint = f.endpoint.clone();
+            }
+        }
+        if f.is_request {
+            self.has_session_or_request = true;
+        }
+        if self.run_id.is_none() {
+            self.run_id = f.artifact_run_id.clone();
+        }
+    }
+
     fn observe(&mut self, decoded: &Map<String, Value>) {
         let et = decoded.get("event_type").and_then(Value::as_str);
         match et {
@@ -222,23 +242,76 @@ enum Sink {
 }
 
 enum Pending {
+    Row(i64, Box<fast::Row>),
     Context(i64, String, Value),
     Record(i64, Map<String, Value>, bool),
 }
 
-/// Ingests a client artifact (artifact.md), streaming it.
-pub fn ingest_artifact(
-    conn: &mut Connection,
-    path: &Path,
-    opts: &Options,
-) -> Result<Ingested, IngestError> {
+/// A batch of prepared lines: (physical line number, what it became).
+type Batch = Vec<(u64, fast::Prepared)>;
+
+/// What the reader thread reports when the file ends.
+struct ReadEnd {
+    line_count: u64,
+    bytes: u64,
+    sha256: String,
+    utf8_error: Option<String>,
+}
+
+const BATCH_LINES: usize = 2048;
+
+/// Reads the file and prepares batches of lines in parallel, in order.
+fn read_batches(
+    file: File,
+    bar: Option<indicatif::ProgressBar>,
+    tx: std::sync::mpsc::SyncSender<Batch>,
+) -> std::io::Result<ReadEnd> {
+    use rayon::prelude::*;
+    let mut lines = Lines::new(BufReader::with_capacity(1 << 20, file));
+    loop {
+        let mut raw: Vec<(u64, String)> = Vec::with_capacity(BATCH_LINES);
+        while raw.len() < BATCH_LINES {
+            match lines.next_line()? {
+                Some(l) => raw.push((lines.line_no, l)),
+                None => break,
+            }
+        }
+        if let Some(bar) = &bar {
+            bar.set_position(lines.bytes_read);
+        }
+        let done = raw.len() < BATCH_LINES;
+        let batch: Batch = raw.into_par_iter().map(|(n, l)| (n, fast::prepare(&l))).collect();
+        if !batch.is_empty() && tx.send(batch).is_err() {
+            break; // the writer stopped (an error): stop reading
+        }
+        if done {
+            break;
+        }
+    }
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let (line_count, bytes, utf8_error) = (lines.line_no, lines.bytes_read, lines.utf8_error.take());
+    Ok(ReadEnd {
+        line_count,
+        bytes,
+        sha256: lines.sha256_hex(),
+        utf8_error,
+    })
+}
+
+/// Ingests a client artifact (artifact.md), streaming it: one thread reads and
+/// prepares lines (in parallel batches), this one decodes the context transport
+/// in order and writes rows into one transaction.
+pub fn ingest_artifact(conn: &mut Connection, path: &Path, opts: &Options) -> Result<Ingested, IngestError> {
     let file = open(path)?;
     let total = file.metadata().map(|m| m.len()).unwrap_or(0);
     let bar = crate::util::progress_bar(opts.progress, total, path);
-    let mut lines = Lines::new(BufReader::with_capacity(1 << 20, file));
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(DbError::query(&sql::INGEST_INSERT_RUN))?;
+    let (send, recv) = std::sync::mpsc::sync_channel::<Batch>(4);
+    let reader = std::thread::spawn(move || read_batches(file, bar, send));
     let mut contexts = Contexts::default();
     let mut facts = Facts::default();
     let mut sink = Sink::Buffer(Vec::new());
@@ -246,76 +319,75 @@ pub fn ingest_artifact(
     let mut seq: i64 = 0;
     let mut first_error: Option<IngestError> = None;
     let mut outcome = Outcome::Added;
-    loop {
-        let line = lines.next_line().map_err(|source| IngestError::Io {
+    let mut failure: Option<IngestError> = None;
+    'batches: for batch in recv.iter() {
+        for (line_no, prepared) in batch {
+            if first_error.is_some() {
+                continue;
+            }
+            let pending = match prepared {
+                fast::Prepared::Blank => continue,
+                fast::Prepared::Error(e) => {
+                    first_error = Some(IngestError::at_line(path, line_no, e));
+                    continue;
+                }
+                fast::Prepared::Row(row) => {
+                    facts.observe_line(&row.facts);
+                    Pending::Row(seq, row)
+                }
+                fast::Prepared::Value(parsed) => match contexts.accept(parsed) {
+                    Err(e) => {
+                        first_error = Some(IngestError::at_line(path, line_no, e));
+                        continue;
+                    }
+                    Ok(Line::Definition { context_id, context }) => Pending::Context(seq, context_id, context),
+                    Ok(Line::Record { raw, transport }) => {
+                        facts.observe(&contexts.expand(&raw));
+                        Pending::Record(seq, raw, transport)
+                    }
+                },
+            };
+            seq += 1;
+            let step = (|| -> Result<(), IngestError> {
+                if let Sink::Buffer(buf) = &mut sink {
+                    buf.push(pending);
+                    if let Some(run_id) = facts.run_id.clone() {
+                        let buffered = std::mem::take(buf);
+                        sink = start_run(&tx, path, &run_id, opts, &mut outcome)?;
+                        if matches!(sink, Sink::Write) {
+                            let mut w = Writer::new(&tx, &run_id)?;
+                            for p in buffered {
+                                write_pending(&mut w, p)?;
+                            }
+                            writer = Some(w);
+                        }
+                    }
+                    return Ok(());
+                }
+                if let (Sink::Write, Some(w)) = (&sink, writer.as_mut()) {
+                    write_pending(w, pending)?;
+                }
+                Ok(())
+            })();
+            if let Err(e) = step {
+                failure = Some(e);
+                break 'batches;
+            }
+        }
+    }
+    drop(recv);
+    let end = reader
+        .join()
+        .map_err(|_| IngestError::invalid(path, "the reader thread panicked"))?
+        .map_err(|source| IngestError::Io {
             path: path.to_owned(),
             source,
         })?;
-        let Some(line) = line else { break };
-        if let Some(bar) = &bar {
-            if lines.line_no % 4096 == 0 {
-                bar.set_position(lines.bytes_read);
-            }
-        }
-        if first_error.is_some() || line.trim().is_empty() {
-            continue;
-        }
-        let parsed = match pyjson::parse(&line) {
-            Ok(v) => v,
-            Err(e) => {
-                first_error = Some(IngestError::at_line(path, lines.line_no, e));
-                continue;
-            }
-        };
-        let accepted = match contexts.accept(parsed) {
-            Ok(l) => l,
-            Err(e) => {
-                first_error = Some(IngestError::at_line(path, lines.line_no, e));
-                continue;
-            }
-        };
-        let pending = match accepted {
-            Line::Definition {
-                context_id,
-                context,
-            } => Pending::Context(seq, context_id, context),
-            Line::Record { raw, transport } => {
-                if transport
-                    || raw.get("event_type").and_then(Value::as_str) == Some("infer.artifact")
-                {
-                    facts.observe(&contexts.expand(&raw));
-                } else {
-                    facts.observe(&raw);
-                }
-                Pending::Record(seq, raw, transport)
-            }
-        };
-        seq += 1;
-        if let Sink::Buffer(buf) = &mut sink {
-            buf.push(pending);
-            if let Some(run_id) = facts.run_id.clone() {
-                let buffered = std::mem::take(buf);
-                sink = start_run(&tx, path, &run_id, opts, &mut outcome)?;
-                if matches!(sink, Sink::Write) {
-                    let mut w = Writer::new(&tx, &run_id)?;
-                    for p in buffered {
-                        write_pending(&mut w, p)?;
-                    }
-                    writer = Some(w);
-                }
-            }
-            continue;
-        }
-        if let (Sink::Write, Some(w)) = (&sink, writer.as_mut()) {
-            write_pending(w, pending)?;
-        }
+    if let Some(e) = failure {
+        return Err(e);
     }
-    if let Some(bar) = &bar {
-        bar.finish_and_clear();
-    }
-    let line_count = lines.line_no;
-    let bytes = lines.bytes_read;
-    if let Some(msg) = lines.utf8_error.take() {
+    // Python reads the whole file first: invalid UTF-8 anywhere wins.
+    if let Some(msg) = end.utf8_error {
         return Err(IngestError::invalid(path, msg));
     }
     if let Some(e) = first_error {
@@ -327,7 +399,8 @@ pub fn ingest_artifact(
             "not an inference artifact (no infer.session or infer.request records)",
         ));
     }
-    let sha = lines.sha256_hex();
+    let sha = end.sha256;
+    let (line_count, bytes) = (end.line_count, end.bytes);
     // A legacy artifact without `infer.artifact`: its session id names the run.
     if let Sink::Buffer(buf) = &mut sink {
         let run_id = facts
@@ -463,6 +536,7 @@ fn delete_artifact_rows(conn: &Connection, run_id: &str) -> Result<(), IngestErr
 
 fn write_pending(w: &mut Writer, p: Pending) -> Result<(), DbError> {
     match p {
+        Pending::Row(seq, row) => w.row(seq, *row),
         Pending::Context(seq, id, ctx) => w.context(seq, &id, &ctx),
         Pending::Record(seq, raw, transport) => w.record(seq, &raw, transport),
     }

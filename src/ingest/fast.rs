@@ -1,0 +1,410 @@
+//! The fast path of artifact ingest: one line to an encoded row without
+//! building a JSON tree.
+//!
+//! A line is read as a list of (key, raw JSON text) pairs. Fields with a column
+//! are decoded from their raw text; every other field is carried into `extra`
+//! as its raw text, so the stored record keeps the file's exact values. Lines
+//! this path does not handle (context transport, duplicate keys, `NaN` tokens,
+//! invalid JSON, non-objects) go to the general path, which builds a value and
+//! gives the reference's error messages. Both paths store the same rows.
+//! `prepare` is pure, so batches of lines are prepared in parallel.
+use std::borrow::Cow;
+use std::fmt;
+
+use rusqlite::types::Value as Sql;
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use crate::db::tables::{self, Col, TableSpec, TABLES};
+use crate::pyjson;
+
+/// A JSON object key, borrowed from the line when it has no escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string key")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// The members of a JSON object, in file order, values as raw text.
+struct Pairs<'a>(Vec<(Key<'a>, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for Pairs<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Pairs<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut v = Vec::with_capacity(map.size_hint().unwrap_or(48));
+                while let Some(k) = map.next_key::<Key<'de>>()? {
+                    let raw: &'de RawValue = map.next_value()?;
+                    v.push((k, raw));
+                }
+                Ok(Pairs(v))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// Run-level facts a line contributes (artifact.md §3.1, §3.3).
+#[derive(Debug, Default, Clone)]
+pub struct LineFacts {
+    pub is_session: bool,
+    pub is_request: bool,
+    pub session_id: Option<String>,
+    pub timestamp_ns: Option<i64>,
+    pub model: Option<String>,
+    pub endpoint: Option<String>,
+    /// `context.run_id` of an embedded (non-transport) `infer.artifact`.
+    pub artifact_run_id: Option<String>,
+}
+
+/// A line encoded for its table.
+#[derive(Debug)]
+pub struct Row {
+    /// Index into [`TABLES`], or None for the generic `records` table.
+    pub table: Option<usize>,
+    /// `records` table: the event type and the body (the line itself).
+    pub event_type: Option<String>,
+    pub body: Option<String>,
+    /// `requests`: the derived case and status keys.
+    pub derived: Option<(String, String)>,
+    pub schema_version: Sql,
+    pub fields: Vec<Sql>,
+    pub nulls: i64,
+    pub extra: Option<String>,
+    pub facts: LineFacts,
+}
+
+/// What one line became.
+#[derive(Debug)]
+pub enum Prepared {
+    Blank,
+    Row(Box<Row>),
+    /// The general path: a transport row, or anything the fast path declines.
+    Value(Value),
+    /// Invalid input; the message the reference gives (without the line prefix).
+    Error(String),
+}
+
+/// Prepares one physical line.
+pub fn prepare(line: &str) -> Prepared {
+    if line.trim().is_empty() {
+        return Prepared::Blank;
+    }
+    match serde_json::from_str::<Pairs>(line) {
+        Ok(pairs) => match fast(line, &pairs) {
+            Some(row) => Prepared::Row(Box::new(row)),
+            None => general(line),
+        },
+        Err(_) => general(line),
+    }
+}
+
+fn general(line: &str) -> Prepared {
+    match pyjson::parse(line) {
+        Ok(v) => Prepared::Value(v),
+        Err(e) => Prepared::Error(e.to_string()),
+    }
+}
+
+fn as_str(raw: &RawValue) -> Option<Cow<'_, str>> {
+    let t = raw.get();
+    if !t.starts_with('"') {
+        return None;
+    }
+    if !t.contains('\\') {
+        return Some(Cow::Borrowed(&t[1..t.len() - 1]));
+    }
+    serde_json::from_str::<String>(t).ok().map(Cow::Owned)
+}
+
+fn is_int_literal(t: &str) -> bool {
+    let digits = t.strip_prefix('-').unwrap_or(t);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The column value of a raw field, when the column gives the same JSON back.
+fn encode_raw(col: Col, raw: &RawValue) -> Option<Sql> {
+    let t = raw.get();
+    match col {
+        Col::Text => as_str(raw).map(|s| Sql::Text(s.into_owned())),
+        Col::Int => {
+            if is_int_literal(t) {
+                t.parse::<i64>().ok().map(Sql::Integer)
+            } else {
+                None
+            }
+        }
+        Col::Real => {
+            let first = t.as_bytes().first()?;
+            if first.is_ascii_digit() || *first == b'-' {
+                t.parse::<f64>().ok().filter(|f| f.is_finite()).map(Sql::Real)
+            } else {
+                None
+            }
+        }
+        Col::Bool => match t {
+            "true" => Some(Sql::Integer(1)),
+            "false" => Some(Sql::Integer(0)),
+            _ => None,
+        },
+        Col::Json => Some(Sql::Text(t.to_owned())),
+        Col::RealList => {
+            if !t.starts_with('[') {
+                return None;
+            }
+            let values: Vec<f64> = serde_json::from_str(t).ok()?;
+            let mut bytes = Vec::with_capacity(values.len() * 8);
+            for f in values {
+                if !f.is_finite() {
+                    return None;
+                }
+                bytes.extend_from_slice(&f.to_le_bytes());
+            }
+            Some(Sql::Blob(bytes))
+        }
+    }
+}
+
+/// Python's `str()` of a raw value (for the derived keys).
+fn str_form_raw(raw: &RawValue) -> String {
+    match as_str(raw) {
+        Some(s) => s.into_owned(),
+        None => pyjson::parse(raw.get()).map(|v| pyjson::str_form(&v)).unwrap_or_default(),
+    }
+}
+
+fn fast(line: &str, pairs: &Pairs) -> Option<Row> {
+    let mut event_type: Option<Cow<str>> = None;
+    let mut schema_raw: Option<&RawValue> = None;
+    for (k, v) in &pairs.0 {
+        match k.0.as_ref() {
+            // Context transport needs the general path (order-dependent decoding).
+            "context_id" => return None,
+            "event_type" => event_type = Some(as_str(v).unwrap_or(Cow::Borrowed("\u{0}"))),
+            "schema_version" => schema_raw = Some(v),
+            _ => {}
+        }
+    }
+    let version = schema_raw.map(|r| r.get());
+    if let Some(v) = version {
+        // 4 (or a number equal to it) marks a transport row.
+        if v.parse::<f64>().ok() == Some(4.0) {
+            return None;
+        }
+    }
+    let et = event_type.as_deref();
+    if et == Some("infer.context") {
+        return None;
+    }
+    let mut facts = LineFacts::default();
+    match et {
+        Some("infer.session") => facts.is_session = true,
+        Some("infer.request") => facts.is_request = true,
+        Some("infer.artifact") => {
+            // An embedded artifact record names the run in its context.
+            let v = pyjson::parse(line).ok()?;
+            facts.artifact_run_id = v.get("context").and_then(|c| c.get("run_id")).and_then(Value::as_str).map(str::to_owned);
+        }
+        _ => {}
+    }
+    // Version-2 requests are the vLLM hook's executions, not client requests.
+    let v2_request = et == Some("infer.request") && version == Some("2");
+    let table = if v2_request {
+        None
+    } else {
+        et.and_then(|et| TABLES.iter().position(|t| t.event_type == et))
+    };
+    let Some(ti) = table else {
+        // No typed table: the record is kept whole. Duplicate keys stay in the
+        // body as written; readers take the last, as the reference does.
+        return Some(Row {
+            table: None,
+            event_type: et.filter(|s| *s != "\u{0}").map(str::to_owned),
+            body: Some(line.trim().to_owned()),
+            derived: None,
+            schema_version: Sql::Null,
+            fields: Vec::new(),
+            nulls: 0,
+            extra: None,
+            facts,
+        });
+    };
+    let spec: &TableSpec = &TABLES[ti];
+    let mut fields = vec![Sql::Null; spec.fields.len()];
+    let mut seen: u64 = 0;
+    let mut nulls: i64 = 0;
+    let mut schema_version = Sql::Null;
+    let mut extra: Vec<(&str, &RawValue)> = Vec::new();
+    let mut case_key: Option<String> = None;
+    let mut status_key: Option<String> = None;
+    for (k, v) in &pairs.0 {
+        let key = k.0.as_ref();
+        match key {
+            "event_type" => {
+                if as_str(v).as_deref() != Some(spec.event_type) {
+                    extra.push((key, v));
+                }
+                continue;
+            }
+            "schema_version" => {
+                match encode_raw(Col::Int, v) {
+                    Some(sv) => schema_version = sv,
+                    None => extra.push((key, v)),
+                }
+                continue;
+            }
+            _ => {}
+        }
+        if spec.table == "requests" {
+            if key == "case_id" {
+                case_key = Some(str_form_raw(v));
+            } else if key == "status" {
+                status_key = Some(str_form_raw(v));
+            }
+        }
+        if facts.is_session {
+            match key {
+                "session_id" => facts.session_id = as_str(v).map(Cow::into_owned),
+                "timestamp_ns" => facts.timestamp_ns = v.get().parse::<i64>().ok(),
+                "config" => {
+                    if let Ok(cfg) = pyjson::parse(v.get()) {
+                        facts.model = cfg.get("model").and_then(Value::as_str).map(str::to_owned);
+                        facts.endpoint = cfg.get("endpoint").and_then(Value::as_str).map(str::to_owned);
+                    }
+                }
+                _ => {}
+            }
+        }
+        match tables::index_of(spec, key) {
+            Some(i) => {
+                if seen & (1 << i) != 0 {
+                    return None; // a duplicate key: the general path knows which wins
+                }
+                seen |= 1 << i;
+                if v.get() == "null" {
+                    nulls |= 1 << i;
+                } else {
+                    match encode_raw(spec.fields[i].1, v) {
+                        Some(sql) => fields[i] = sql,
+                        None => extra.push((key, v)),
+                    }
+                }
+            }
+            None => extra.push((key, v)),
+        }
+    }
+    if extra.len() > 1 {
+        let mut names: Vec<&str> = extra.iter().map(|(k, _)| *k).collect();
+        names.sort_unstable();
+        if names.windows(2).any(|w| w[0] == w[1]) {
+            return None;
+        }
+    }
+    let extra = if extra.is_empty() {
+        None
+    } else {
+        let mut s = String::from("{");
+        for (i, (k, v)) in extra.iter().enumerate() {
+            if i > 0 {
+                s.push(',');
+            }
+            s.push_str(&serde_json::to_string(k).ok()?);
+            s.push(':');
+            s.push_str(v.get());
+        }
+        s.push('}');
+        Some(s)
+    };
+    let derived = (spec.table == "requests").then(|| {
+        (
+            case_key.unwrap_or_else(|| "unknown".into()),
+            status_key.unwrap_or_else(|| "None".into()),
+        )
+    });
+    Some(Row {
+        table: Some(ti),
+        event_type: None,
+        body: None,
+        derived,
+        schema_version,
+        fields,
+        nulls,
+        extra,
+        facts,
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::db::tables::{rebuild, split};
+
+    /// The fast path stores exactly what the general path stores.
+    fn same_as_general(line: &str) {
+        let Prepared::Row(row) = prepare(line) else { panic!("not fast: {line}") };
+        let v = pyjson::parse(line).unwrap();
+        let m = v.as_object().unwrap();
+        match row.table {
+            Some(ti) => {
+                let spec = &TABLES[ti];
+                let e = split(spec, m);
+                let fast = rebuild(spec, &row.schema_version, &row.fields, row.nulls, row.extra.as_deref());
+                let slow = rebuild(spec, &e.schema_version, &e.fields, e.nulls, e.extra.as_deref());
+                assert_eq!(Value::Object(fast.clone()), Value::Object(slow));
+                assert!(pyjson::py_eq(&Value::Object(fast), &v), "{line}");
+            }
+            None => assert_eq!(pyjson::parse(row.body.as_deref().unwrap()).unwrap(), v),
+        }
+    }
+
+    #[test]
+    fn fast_rows_equal_general_rows() {
+        same_as_general(r#"{"event_type": "infer.request", "schema_version": 1, "case_id": "c", "status": "ok", "ttft_ms": 1.5, "e2e_latency_ms": null, "chunk_interarrival_ms": [1, 2.5], "stream": true, "prompt_tokens": 3.5, "weird": {"a": [1, "x\u00e9"]}, "request_index": true}"#);
+        same_as_general(r#"{"event_type": "infer.session", "schema_version": 1, "session_id": "s", "config": {"model": "m"}, "status": "running"}"#);
+        same_as_general(r#"{"event_type": "infer.unknown_thing", "x": 1}"#);
+        same_as_general(r#"{"event_type": "infer.request", "case_id": 7, "status": null, "started_at_ns": 1.5e18, "x_request_id": "a\"b"}"#);
+    }
+
+    #[test]
+    fn derived_keys_follow_python_str() {
+        let Prepared::Row(row) = prepare(r#"{"event_type": "infer.request", "case_id": 7, "status": null}"#) else { panic!() };
+        assert_eq!(row.derived, Some(("7".into(), "None".into())));
+        let Prepared::Row(row) = prepare(r#"{"event_type": "infer.request"}"#) else { panic!() };
+        assert_eq!(row.derived, Some(("unknown".into(), "None".into())));
+    }
+
+    #[test]
+    fn declined_lines_take_the_general_path() {
+        assert!(matches!(prepare(r#"{"context_id": "x", "schema_version": 4}"#), Prepared::Value(_)));
+        assert!(matches!(prepare(r#"{"event_type": "infer.request", "ttft_ms": NaN}"#), Prepared::Value(_)));
+        assert!(matches!(prepare(r#"{"event_type": "infer.request", "ttft_ms": 1, "ttft_ms": 2}"#), Prepared::Value(_)));
+        assert!(matches!(prepare("[1]"), Prepared::Value(_)));
+        assert!(matches!(prepare("{"), Prepared::Error(_)));
+        assert!(matches!(prepare("   "), Prepared::Blank));
+    }
+}
