@@ -24,7 +24,7 @@ pub mod model;
 pub mod pyjson;
 pub mod report;
 pub mod slo;
-pub mod sqlcmd;
 pub mod sql;
+pub mod sqlcmd;
 pub mod util;
 pub mod vllm;

@@ -113,7 +113,12 @@ mod tests {
     fn matches_the_spec_vectors() {
         let c = conn();
         // report.md §0.2 vectors over [100, 200, 300, 400].
-        let q = |p: &str| pct(&c, &format!("SELECT percentile(v, {p}) FROM t WHERE g = 'a'"));
+        let q = |p: &str| {
+            pct(
+                &c,
+                &format!("SELECT percentile(v, {p}) FROM t WHERE g = 'a'"),
+            )
+        };
         assert_eq!(q("50").unwrap(), Some(250.0));
         assert_eq!(q("95").unwrap(), Some(385.0));
         assert_eq!(q("99").unwrap(), Some(396.99999999999994));

@@ -3,6 +3,7 @@
 //! Opening sets the pragmas (WAL, busy timeout, foreign keys) and applies the
 //! forward-only migrations in `migrations/`, tracked by `PRAGMA user_version`,
 //! in one transaction. A database written by a newer stormlog is refused.
+//! Every connection gets stormlog's SQL functions (`functions`).
 pub mod functions;
 pub mod runs;
 pub mod store;

@@ -262,9 +262,15 @@ mod tests {
         assert_eq!(lines[2], r#"{"case":"a|b\nc","n":null,"ttft_ms":250.0}"#);
         let rs = ResultSet {
             columns: vec!["x".into()],
-            rows: vec![vec![Cell::Real(f64::INFINITY)], vec![Cell::Blob(vec![1, 255])]],
+            rows: vec![
+                vec![Cell::Real(f64::INFINITY)],
+                vec![Cell::Blob(vec![1, 255])],
+            ],
         };
-        assert_eq!(render(Format::Json, &rs), "{\"x\":null}\n{\"x\":\"x'01ff'\"}\n");
+        assert_eq!(
+            render(Format::Json, &rs),
+            "{\"x\":null}\n{\"x\":\"x'01ff'\"}\n"
+        );
     }
 
     #[test]

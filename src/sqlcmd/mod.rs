@@ -29,7 +29,12 @@ pub struct SqlArgs {
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
     /// Read the SQL from this file.
-    #[arg(short = 'f', long = "file", value_name = "PATH", conflicts_with = "query")]
+    #[arg(
+        short = 'f',
+        long = "file",
+        value_name = "PATH",
+        conflicts_with = "query"
+    )]
     pub file: Option<PathBuf>,
     /// The SQL: one or more statements separated by `;` (stdin when neither
     /// this nor --file is given).
