@@ -596,3 +596,21 @@ fn check(
         other => panic!("docs/sql.md query {other:?} has no check here: add one"),
     }
 }
+
+#[test]
+fn arguments_parse_as_documented() {
+    use clap::{CommandFactory, Parser};
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        sql: SqlArgs,
+    }
+    Cli::command().debug_assert();
+    let c =
+        Cli::try_parse_from(["sql", "--db", "x.db", "--format", "markdown", "SELECT 1"]).unwrap();
+    assert_eq!(c.sql.format, Format::Markdown);
+    assert_eq!(c.sql.query.as_deref(), Some("SELECT 1"));
+    let c = Cli::try_parse_from(["sql", "-f", "q.sql"]).unwrap();
+    assert_eq!((c.sql.format, c.sql.file.is_some()), (Format::Table, true));
+    assert!(Cli::try_parse_from(["sql", "-f", "q.sql", "SELECT 1"]).is_err());
+}
