@@ -25,5 +25,6 @@ pub mod pyjson;
 pub mod report;
 pub mod slo;
 pub mod sql;
+pub mod sqlcmd;
 pub mod util;
 pub mod vllm;

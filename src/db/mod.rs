@@ -3,6 +3,8 @@
 //! Opening sets the pragmas (WAL, busy timeout, foreign keys) and applies the
 //! forward-only migrations in `migrations/`, tracked by `PRAGMA user_version`,
 //! in one transaction. A database written by a newer stormlog is refused.
+//! Every connection gets stormlog's SQL functions (`functions`).
+pub mod functions;
 pub mod runs;
 pub mod store;
 pub mod tables;
@@ -15,10 +17,16 @@ use rusqlite::{Connection, OpenFlags};
 use crate::sql::Query;
 
 /// The migrations, in order; `user_version` is the number applied.
-const MIGRATIONS: &[(&str, &str)] = &[(
-    "0001_initial",
-    include_str!("../../migrations/0001_initial.sql"),
-)];
+const MIGRATIONS: &[(&str, &str)] = &[
+    (
+        "0001_initial",
+        include_str!("../../migrations/0001_initial.sql"),
+    ),
+    (
+        "0002_views",
+        include_str!("../../migrations/0002_views.sql"),
+    ),
+];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -104,6 +112,9 @@ fn prepare(mut conn: Connection, path: &Path, mode: Mode) -> Result<Connection, 
     };
     conn.busy_timeout(Duration::from_secs(30))
         .map_err(open_err)?;
+    // Every stormlog connection speaks the same SQL, so a query from
+    // docs/sql.md gives the report's figures wherever it runs.
+    functions::register(&conn).map_err(open_err)?;
     if mode == Mode::ReadWrite {
         // WAL lets readers go on while an ingest writes; NORMAL sync is safe in WAL
         // (a crash loses at most the last transaction, never corrupts).
