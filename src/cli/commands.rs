@@ -178,6 +178,11 @@ pub fn run(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Result
     match command {
         Command::Ingest(a) => cmd_ingest(a, out, err),
         Command::Runs(a) => cmd_runs(a, out),
+        Command::Sql(a) => crate::sqlcmd::run(&a, out, err).map_err(|e| CliError {
+            broken_pipe: e.is_broken_pipe(),
+            exit: e.exit(),
+            message: e.to_string(),
+        }),
         Command::Export(a) => cmd_export(a, out),
         Command::Report(a) => cmd_report(a, out, err),
         Command::Analyze(a)

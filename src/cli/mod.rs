@@ -57,6 +57,13 @@ pub enum Command {
     Report(commands::ReportArgs),
     /// Analyze an artifact file directly (same as `stormlog infer analyze`).
     Analyze(commands::AnalyzeArgs),
+    /// Ask the project database anything in SQL (read-only).
+    ///
+    /// The query comes as an argument, from a file (-f), or from stdin. Views
+    /// v_runs, v_requests, v_case_windows, v_case_summary and v_server_samples
+    /// and the percentile(value, p) aggregate are there for it; docs/sql.md has
+    /// the schema and worked queries. Statements that would write are refused.
+    Sql(crate::sqlcmd::SqlArgs),
     /// Sample a live inference server's process (RSS) and GPU memory into telemetry JSONL.
     ///
     /// Runs on the inference host for the length of a profile; stops on

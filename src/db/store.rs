@@ -63,7 +63,12 @@ impl<'c> Writer<'c> {
     pub fn row(&mut self, seq: i64, row: crate::ingest::fast::Row) -> Result<(), DbError> {
         let Some(ti) = row.table else {
             self.record
-                .execute(rusqlite::params![self.run_id, seq, row.event_type, row.body])
+                .execute(rusqlite::params![
+                    self.run_id,
+                    seq,
+                    row.event_type,
+                    row.body
+                ])
                 .map_err(DbError::query(&sql::INGEST_INSERT_RECORD))?;
             return Ok(());
         };
@@ -291,12 +296,23 @@ pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
 /// Reads the analysis view of a run's requests (only the columns it needs).
 /// Columns hold exact JSON values of their type, so they translate directly;
 /// the null mask and `extra` carry everything else.
-fn load_requests(conn: &Connection, spec: &TableSpec, run_id: &str, out: &mut Vec<Request>) -> Result<(), DbError> {
+fn load_requests(
+    conn: &Connection,
+    spec: &TableSpec,
+    run_id: &str,
+    out: &mut Vec<Request>,
+) -> Result<(), DbError> {
     use rusqlite::types::ValueRef;
     let q = &sql::LOAD_REQUESTS_ANALYSIS;
     let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
-    let names: Vec<String> = stmt.column_names().iter().map(|s| (*s).to_owned()).collect();
-    let mut rows = stmt.query(rusqlite::named_params! {":run_id": run_id}).map_err(DbError::query(q))?;
+    let names: Vec<String> = stmt
+        .column_names()
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    let mut rows = stmt
+        .query(rusqlite::named_params! {":run_id": run_id})
+        .map_err(DbError::query(q))?;
     let text = |v: ValueRef| match v {
         ValueRef::Text(t) => Some(String::from_utf8_lossy(t).into_owned()),
         _ => None,

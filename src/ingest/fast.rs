@@ -161,7 +161,10 @@ fn encode_raw(col: Col, raw: &RawValue) -> Option<Sql> {
         Col::Real => {
             let first = t.as_bytes().first()?;
             if first.is_ascii_digit() || *first == b'-' {
-                t.parse::<f64>().ok().filter(|f| f.is_finite()).map(Sql::Real)
+                t.parse::<f64>()
+                    .ok()
+                    .filter(|f| f.is_finite())
+                    .map(Sql::Real)
             } else {
                 None
             }
@@ -193,7 +196,9 @@ fn encode_raw(col: Col, raw: &RawValue) -> Option<Sql> {
 fn str_form_raw(raw: &RawValue) -> String {
     match as_str(raw) {
         Some(s) => s.into_owned(),
-        None => pyjson::parse(raw.get()).map(|v| pyjson::str_form(&v)).unwrap_or_default(),
+        None => pyjson::parse(raw.get())
+            .map(|v| pyjson::str_form(&v))
+            .unwrap_or_default(),
     }
 }
 
@@ -227,7 +232,11 @@ fn fast(line: &str, pairs: &Pairs) -> Option<Row> {
         Some("infer.artifact") => {
             // An embedded artifact record names the run in its context.
             let v = pyjson::parse(line).ok()?;
-            facts.artifact_run_id = v.get("context").and_then(|c| c.get("run_id")).and_then(Value::as_str).map(str::to_owned);
+            facts.artifact_run_id = v
+                .get("context")
+                .and_then(|c| c.get("run_id"))
+                .and_then(Value::as_str)
+                .map(str::to_owned);
         }
         _ => {}
     }
@@ -293,7 +302,10 @@ fn fast(line: &str, pairs: &Pairs) -> Option<Row> {
                 "config" => {
                     if let Ok(cfg) = pyjson::parse(v.get()) {
                         facts.model = cfg.get("model").and_then(Value::as_str).map(str::to_owned);
-                        facts.endpoint = cfg.get("endpoint").and_then(Value::as_str).map(str::to_owned);
+                        facts.endpoint = cfg
+                            .get("endpoint")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned);
                     }
                 }
                 _ => {}
@@ -366,15 +378,29 @@ mod tests {
 
     /// The fast path stores exactly what the general path stores.
     fn same_as_general(line: &str) {
-        let Prepared::Row(row) = prepare(line) else { panic!("not fast: {line}") };
+        let Prepared::Row(row) = prepare(line) else {
+            panic!("not fast: {line}")
+        };
         let v = pyjson::parse(line).unwrap();
         let m = v.as_object().unwrap();
         match row.table {
             Some(ti) => {
                 let spec = &TABLES[ti];
                 let e = split(spec, m);
-                let fast = rebuild(spec, &row.schema_version, &row.fields, row.nulls, row.extra.as_deref());
-                let slow = rebuild(spec, &e.schema_version, &e.fields, e.nulls, e.extra.as_deref());
+                let fast = rebuild(
+                    spec,
+                    &row.schema_version,
+                    &row.fields,
+                    row.nulls,
+                    row.extra.as_deref(),
+                );
+                let slow = rebuild(
+                    spec,
+                    &e.schema_version,
+                    &e.fields,
+                    e.nulls,
+                    e.extra.as_deref(),
+                );
                 assert_eq!(Value::Object(fast.clone()), Value::Object(slow));
                 assert!(pyjson::py_eq(&Value::Object(fast), &v), "{line}");
             }
@@ -384,25 +410,46 @@ mod tests {
 
     #[test]
     fn fast_rows_equal_general_rows() {
-        same_as_general(r#"{"event_type": "infer.request", "schema_version": 1, "case_id": "c", "status": "ok", "ttft_ms": 1.5, "e2e_latency_ms": null, "chunk_interarrival_ms": [1, 2.5], "stream": true, "prompt_tokens": 3.5, "weird": {"a": [1, "x\u00e9"]}, "request_index": true}"#);
-        same_as_general(r#"{"event_type": "infer.session", "schema_version": 1, "session_id": "s", "config": {"model": "m"}, "status": "running"}"#);
+        same_as_general(
+            r#"{"event_type": "infer.request", "schema_version": 1, "case_id": "c", "status": "ok", "ttft_ms": 1.5, "e2e_latency_ms": null, "chunk_interarrival_ms": [1, 2.5], "stream": true, "prompt_tokens": 3.5, "weird": {"a": [1, "x\u00e9"]}, "request_index": true}"#,
+        );
+        same_as_general(
+            r#"{"event_type": "infer.session", "schema_version": 1, "session_id": "s", "config": {"model": "m"}, "status": "running"}"#,
+        );
         same_as_general(r#"{"event_type": "infer.unknown_thing", "x": 1}"#);
-        same_as_general(r#"{"event_type": "infer.request", "case_id": 7, "status": null, "started_at_ns": 1.5e18, "x_request_id": "a\"b"}"#);
+        same_as_general(
+            r#"{"event_type": "infer.request", "case_id": 7, "status": null, "started_at_ns": 1.5e18, "x_request_id": "a\"b"}"#,
+        );
     }
 
     #[test]
     fn derived_keys_follow_python_str() {
-        let Prepared::Row(row) = prepare(r#"{"event_type": "infer.request", "case_id": 7, "status": null}"#) else { panic!() };
+        let Prepared::Row(row) =
+            prepare(r#"{"event_type": "infer.request", "case_id": 7, "status": null}"#)
+        else {
+            panic!()
+        };
         assert_eq!(row.derived, Some(("7".into(), "None".into())));
-        let Prepared::Row(row) = prepare(r#"{"event_type": "infer.request"}"#) else { panic!() };
+        let Prepared::Row(row) = prepare(r#"{"event_type": "infer.request"}"#) else {
+            panic!()
+        };
         assert_eq!(row.derived, Some(("unknown".into(), "None".into())));
     }
 
     #[test]
     fn declined_lines_take_the_general_path() {
-        assert!(matches!(prepare(r#"{"context_id": "x", "schema_version": 4}"#), Prepared::Value(_)));
-        assert!(matches!(prepare(r#"{"event_type": "infer.request", "ttft_ms": NaN}"#), Prepared::Value(_)));
-        assert!(matches!(prepare(r#"{"event_type": "infer.request", "ttft_ms": 1, "ttft_ms": 2}"#), Prepared::Value(_)));
+        assert!(matches!(
+            prepare(r#"{"context_id": "x", "schema_version": 4}"#),
+            Prepared::Value(_)
+        ));
+        assert!(matches!(
+            prepare(r#"{"event_type": "infer.request", "ttft_ms": NaN}"#),
+            Prepared::Value(_)
+        ));
+        assert!(matches!(
+            prepare(r#"{"event_type": "infer.request", "ttft_ms": 1, "ttft_ms": 2}"#),
+            Prepared::Value(_)
+        ));
         assert!(matches!(prepare("[1]"), Prepared::Value(_)));
         assert!(matches!(prepare("{"), Prepared::Error(_)));
         assert!(matches!(prepare("   "), Prepared::Blank));

@@ -280,7 +280,10 @@ fn read_batches(
             bar.set_position(lines.bytes_read);
         }
         let done = raw.len() < BATCH_LINES;
-        let batch: Batch = raw.into_par_iter().map(|(n, l)| (n, fast::prepare(&l))).collect();
+        let batch: Batch = raw
+            .into_par_iter()
+            .map(|(n, l)| (n, fast::prepare(&l)))
+            .collect();
         if !batch.is_empty() && tx.send(batch).is_err() {
             break; // the writer stopped (an error): stop reading
         }
@@ -291,7 +294,8 @@ fn read_batches(
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    let (line_count, bytes, utf8_error) = (lines.line_no, lines.bytes_read, lines.utf8_error.take());
+    let (line_count, bytes, utf8_error) =
+        (lines.line_no, lines.bytes_read, lines.utf8_error.take());
     Ok(ReadEnd {
         line_count,
         bytes,
@@ -303,7 +307,11 @@ fn read_batches(
 /// Ingests a client artifact (artifact.md), streaming it: one thread reads and
 /// prepares lines (in parallel batches), this one decodes the context transport
 /// in order and writes rows into one transaction.
-pub fn ingest_artifact(conn: &mut Connection, path: &Path, opts: &Options) -> Result<Ingested, IngestError> {
+pub fn ingest_artifact(
+    conn: &mut Connection,
+    path: &Path,
+    opts: &Options,
+) -> Result<Ingested, IngestError> {
     let file = open(path)?;
     let total = file.metadata().map(|m| m.len()).unwrap_or(0);
     let bar = crate::util::progress_bar(opts.progress, total, path);
@@ -340,7 +348,10 @@ pub fn ingest_artifact(conn: &mut Connection, path: &Path, opts: &Options) -> Re
                         first_error = Some(IngestError::at_line(path, line_no, e));
                         continue;
                     }
-                    Ok(Line::Definition { context_id, context }) => Pending::Context(seq, context_id, context),
+                    Ok(Line::Definition {
+                        context_id,
+                        context,
+                    }) => Pending::Context(seq, context_id, context),
                     Ok(Line::Record { raw, transport }) => {
                         facts.observe(&contexts.expand(&raw));
                         Pending::Record(seq, raw, transport)

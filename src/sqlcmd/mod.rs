@@ -123,6 +123,14 @@ fn query_text(args: &SqlArgs, stdin: &mut dyn Read) -> Result<String, SqlError> 
 /// Opens the database at `path` so that nothing can write through the
 /// connection: read-only at the file level and `query_only` at the SQL level.
 pub fn open_read_only(path: &std::path::Path) -> Result<Connection, SqlError> {
+    // A database from an older stormlog is migrated first (schema only; no data
+    // changes), so its views exist; then it is reopened read-only.
+    if path.exists() {
+        let current = db::open(path, Mode::ReadOnly);
+        if current.is_err() {
+            drop(db::open(path, Mode::ReadWrite)?);
+        }
+    }
     let conn = db::open(path, Mode::ReadOnly)?;
     conn.pragma_update(None, "query_only", true)
         .map_err(|e| SqlError::Query(format!("{}: {e}", path.display())))?;
