@@ -128,8 +128,16 @@ pub struct ReportArgs {
     /// Re-judge the run with an SLO policy file (JSON or TOML).
     #[arg(long = "slo-file", value_name = "FILE")]
     pub slo_file: Option<PathBuf>,
-    /// The run id (see `stormlog runs`; a unique prefix will do).
-    pub run: String,
+    /// Judge every stored run (one line per run and case) instead of reporting one.
+    #[arg(long, conflicts_with = "runs")]
+    pub all: bool,
+    /// Exit 4 when an attainment target is not met (missed, undecided or unmeasurable).
+    #[arg(long)]
+    pub check: bool,
+    /// Run ids (see `stormlog runs`; a unique prefix will do). One run gives
+    /// its full report; several give one judgement line per run and case.
+    #[arg(value_name = "RUN", required_unless_present = "all")]
+    pub runs: Vec<String>,
 }
 
 /// The reference's `stormlog infer analyze` flags.
@@ -462,21 +470,137 @@ pub struct JoinFlags {
 fn cmd_report(a: ReportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit> {
     let policy = cli_policy(&a.slo, a.slo_file.as_deref())?;
     let conn = db::open(&a.db.db, Mode::ReadWrite)?;
-    let run = crate::db::runs::resolve(&conn, &a.run)?;
+    if a.all || a.runs.len() > 1 {
+        return judge_runs(&conn, &a, policy, out, err);
+    }
+    let run = crate::db::runs::resolve(&conn, &a.runs[0])?;
     let data = crate::db::store::load_run(&conn, &run)?;
     let samples = crate::ingest::telemetry::load_samples(&conn, &run)?;
     let spans = crate::db::store::attached_spans(&conn, &run)?;
     let inputs = report::Inputs {
-        policy,
+        policy: policy.clone(),
         telemetry_configured: !samples.is_empty(),
         server_samples: samples,
         direct_server: a.join.direct_server,
         clock_offset_ns: a.join.clock_offset_ns,
         clock_uncertainty_ns: a.join.clock_uncertainty_ns,
-        external_spans: spans,
+        external_spans: spans.clone(),
     };
     let rep = report::build(&data, inputs)?;
-    emit(&rep, a.format, a.output.as_deref(), out, err)
+    let exit = emit(&rep, a.format, a.output.as_deref(), out, err)?;
+    if a.check {
+        let judged = judgements(&data, policy, &spans)?;
+        return Ok(gate(&judged, err)?);
+    }
+    Ok(exit)
+}
+
+/// The judgements of one run under the given policy, or its recorded one.
+fn judgements(
+    data: &crate::model::RunData,
+    policy: Option<(crate::slo::Policy, crate::slo::PolicySource)>,
+    spans: &[Value],
+) -> Result<Vec<report::judge::CaseJudgement>> {
+    let (policy, source) = match policy {
+        Some(p) => p,
+        None => {
+            let recorded: Vec<&Value> = data.of_type("infer.slo").collect();
+            let selected = crate::slo::select(None, &recorded)?;
+            match selected.policy.zip(selected.source) {
+                Some(p) => p,
+                None => return Ok(vec![]),
+            }
+        }
+    };
+    Ok(report::judge::judge_run(data, &policy, source, spans))
+}
+
+/// `--check`: exit 4 unless every target of every judged case was met.
+fn gate(judged: &[report::judge::CaseJudgement], err: &mut dyn Write) -> Result<Exit> {
+    let failing: Vec<&report::judge::CaseJudgement> = judged
+        .iter()
+        .filter(|j| !matches!(j.verdict(), "met" | "no target"))
+        .collect();
+    if failing.is_empty() {
+        return Ok(Exit::Ok);
+    }
+    for j in &failing {
+        writeln!(
+            err,
+            "check failed: run {} case {}: {}",
+            j.run_id,
+            j.case_id,
+            j.verdict()
+        )?;
+    }
+    Ok(Exit::GateFailed)
+}
+
+/// `report --all` / several runs: one judgement line per run and case.
+fn judge_runs(
+    conn: &rusqlite::Connection,
+    a: &ReportArgs,
+    policy: Option<(crate::slo::Policy, crate::slo::PolicySource)>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Exit> {
+    use rayon::prelude::*;
+    let ids: Vec<String> = if a.all {
+        crate::db::runs::list(conn)?
+            .into_iter()
+            .map(|r| r.run_id)
+            .collect()
+    } else {
+        a.runs
+            .iter()
+            .map(|r| crate::db::runs::resolve(conn, r))
+            .collect::<std::result::Result<_, _>>()?
+    };
+    // Reading stays on this thread (one connection); judging runs in parallel.
+    let mut loaded = Vec::with_capacity(ids.len());
+    for id in &ids {
+        let data = crate::db::store::load_run(conn, id)?;
+        let spans = crate::db::store::attached_spans(conn, id)?;
+        loaded.push((data, spans));
+    }
+    let judged: Vec<Result<Vec<report::judge::CaseJudgement>>> = loaded
+        .par_iter()
+        .map(|(data, spans)| judgements(data, policy.clone(), spans))
+        .collect();
+    let mut rows = Vec::new();
+    for (id, j) in ids.iter().zip(judged) {
+        match j {
+            Ok(j) if j.is_empty() => writeln!(
+                err,
+                "Warning: run {id} has no policy to judge it by; pass --slo or --slo-file"
+            )?,
+            Ok(j) => rows.extend(j),
+            Err(e) => writeln!(err, "Warning: run {id}: {}", e.message)?,
+        }
+    }
+    let text = match a.format {
+        ReportFormat::Json => {
+            let v: Vec<Value> = rows
+                .iter()
+                .map(report::judge::CaseJudgement::to_json)
+                .collect();
+            let mut s = crate::pyjson::dumps_pretty(&Value::Array(v));
+            s.push('\n');
+            s
+        }
+        ReportFormat::Txt => report::judge::render_table(&rows),
+    };
+    match &a.output {
+        Some(path) => {
+            write_file(path, &text)?;
+            writeln!(out, "Judgements saved to: {}", path.display())?;
+        }
+        None => out.write_all(text.as_bytes())?,
+    }
+    if a.check {
+        return gate(&rows, err);
+    }
+    Ok(Exit::Ok)
 }
 
 fn cmd_analyze(a: AnalyzeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit> {

@@ -1,6 +1,7 @@
 //! The analysis report (report.md): assembled from a loaded run by the pure
 //! passes in `analysis`, `slo` and `join`, and rendered as the reference's JSON
 //! or text. Renderers return strings; only the CLI writes them out.
+pub mod judge;
 pub mod text;
 
 use std::collections::HashSet;
@@ -382,7 +383,7 @@ fn workload(data: &RunData) -> Value {
 }
 
 /// report.md §4.2.5: ids the server confirmed, or None without any source.
-fn admitted_ids(
+pub(crate) fn admitted_ids(
     data: &RunData,
     external_spans: &[Value],
     join: &crate::vllm::SpanJoin,

@@ -1,0 +1,190 @@
+//! Re-judging stored runs against a policy (`stormlog report --all --slo`):
+//! only what judgement needs (each case's requests, population and rate
+//! interval, and joined spans for server criteria), one line per run and case,
+//! and whether each attainment target was met.
+use serde_json::{json, Value};
+
+use crate::analysis::case::{self, RunContext};
+use crate::model::{Request, RunData};
+use crate::slo::{Policy, PolicySource};
+
+/// One run and case judged.
+#[derive(Debug, Clone)]
+pub struct CaseJudgement {
+    pub run_id: String,
+    pub case_id: String,
+    /// The case `slo` record (slo.md §8).
+    pub slo: Value,
+    /// Each target: (name, target, outcome) with outcome `met`, `missed`,
+    /// `undecided` (the unknowns decide it) or `unmeasurable`.
+    pub targets: Vec<(String, f64, &'static str)>,
+}
+
+impl CaseJudgement {
+    /// `met` when every target is met; else the worst outcome; `no target`
+    /// when the policy sets none.
+    pub fn verdict(&self) -> &'static str {
+        if self.targets.is_empty() {
+            return if self.slo["status"] == "evaluated" {
+                "no target"
+            } else {
+                "unmeasurable"
+            };
+        }
+        for worst in ["missed", "unmeasurable", "undecided"] {
+            if self.targets.iter().any(|t| t.2 == worst) {
+                return worst;
+            }
+        }
+        "met"
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({
+            "run_id": self.run_id, "case_id": self.case_id,
+            "policy": self.slo["slo_name"], "digest": self.slo["slo_digest"],
+            "status": self.slo["status"], "reason": self.slo["reason"],
+            "offered": self.slo["offered"], "met": self.slo["met"], "missed": self.slo["missed"], "unknown": self.slo["unknown"],
+            "attainment_lower": self.slo["attainment_lower"], "attainment_upper": self.slo["attainment_upper"],
+            "goodput_lower_rps": self.slo["goodput_lower_rps"], "goodput_upper_rps": self.slo["goodput_upper_rps"],
+            "targets": self.targets.iter().map(|(n, t, o)| json!({"name": n, "target": t, "outcome": o})).collect::<Vec<_>>(),
+            "verdict": self.verdict(),
+        })
+    }
+}
+
+/// Where an attainment interval stands against a target.
+fn outcome(lower: &Value, upper: &Value, target: f64) -> &'static str {
+    match (lower.as_f64(), upper.as_f64()) {
+        (Some(lo), _) if lo >= target => "met",
+        (_, Some(hi)) if hi < target => "missed",
+        (Some(_), Some(_)) => "undecided",
+        _ => "unmeasurable",
+    }
+}
+
+/// Judges every case of a run under `policy`.
+pub fn judge_run(
+    data: &RunData,
+    policy: &Policy,
+    source: PolicySource,
+    external_spans: &[Value],
+) -> Vec<CaseJudgement> {
+    let mut spans: Vec<Value> = data.of_type("infer.vllm_span").cloned().collect();
+    spans.extend(external_spans.iter().cloned());
+    let join = crate::vllm::join_spans(&spans, &data.requests);
+    let slo_spans = crate::slo::Spans {
+        joined: &join.joined,
+        quarantined: &join.quarantined,
+    };
+    let admitted = super::admitted_ids(data, external_spans, &join);
+    let ctx = RunContext::new(data, admitted);
+    let mut by_case: std::collections::BTreeMap<String, Vec<&Request>> = Default::default();
+    for r in data.measured() {
+        by_case.entry(r.case_key.clone()).or_default().push(r);
+    }
+    by_case
+        .iter()
+        .map(|(key, reqs)| {
+            let pop = case::population(&ctx, key, reqs);
+            let rate = pop.intervals.get("rate").cloned().unwrap_or(Value::Null);
+            let slo =
+                crate::slo::evaluate_case(reqs, policy, source, &rate, &pop.population, &slo_spans);
+            let mut targets = Vec::new();
+            let evaluated = slo["status"] == "evaluated";
+            if let Some(t) = policy.attainment_target {
+                let o = if evaluated {
+                    outcome(&slo["attainment_lower"], &slo["attainment_upper"], t)
+                } else {
+                    "unmeasurable"
+                };
+                targets.push(("joint".to_owned(), t, o));
+            }
+            for c in &policy.criteria {
+                if let Some(t) = c.attainment_target {
+                    let name = c.key.as_str().to_owned();
+                    let pc = &slo["per_criterion"][&name];
+                    let o = if evaluated {
+                        outcome(&pc["attainment_lower"], &pc["attainment_upper"], t)
+                    } else {
+                        "unmeasurable"
+                    };
+                    targets.push((name, t, o));
+                }
+            }
+            CaseJudgement {
+                run_id: data.run_id.clone(),
+                case_id: key.clone(),
+                slo,
+                targets,
+            }
+        })
+        .collect()
+}
+
+/// The judgement table for a terminal.
+pub fn render_table(rows: &[CaseJudgement]) -> String {
+    let header = [
+        "RUN",
+        "CASE",
+        "POLICY",
+        "ATTAINMENT",
+        "GOODPUT (req/s)",
+        "UNKNOWN",
+        "TARGETS",
+        "VERDICT",
+    ];
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let s = &r.slo;
+            let (attain, goodput) = if s["status"] == "evaluated" {
+                let a = if s["attainment_lower"] == s["attainment_upper"] {
+                    super::text::pct1(&s["attainment_lower"])
+                } else {
+                    format!(
+                        "{}-{}",
+                        super::text::pct1(&s["attainment_lower"]),
+                        super::text::pct1(&s["attainment_upper"])
+                    )
+                };
+                let g = if s["goodput_lower_rps"] == s["goodput_upper_rps"] {
+                    super::text::f2(&s["goodput_lower_rps"])
+                } else {
+                    format!(
+                        "{}-{}",
+                        super::text::f2(&s["goodput_lower_rps"]),
+                        super::text::f2(&s["goodput_upper_rps"])
+                    )
+                };
+                (a, g)
+            } else {
+                (
+                    format!("unmeasurable ({})", crate::pyjson::str_form(&s["reason"])),
+                    "-".into(),
+                )
+            };
+            let targets = r
+                .targets
+                .iter()
+                .map(|(n, t, o)| format!("{n}>={:.1}% {o}", t * 100.0))
+                .collect::<Vec<_>>()
+                .join(", ");
+            vec![
+                r.run_id.clone(),
+                r.case_id.clone(),
+                crate::pyjson::str_form(&s["slo_name"]),
+                attain,
+                goodput,
+                crate::pyjson::str_form(&s["unknown"]),
+                if targets.is_empty() {
+                    "-".into()
+                } else {
+                    targets
+                },
+                r.verdict().to_owned(),
+            ]
+        })
+        .collect();
+    crate::util::table(&header, &body)
+}
