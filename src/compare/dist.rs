@@ -108,13 +108,10 @@ pub fn t_sf(t: f64, df: f64) -> f64 {
     if t.is_infinite() {
         return if t > 0.0 { 0.0 } else { 1.0 };
     }
+    // The tail is I_x(df/2, 1/2) at x = df / (df + t^2): small for large |t|,
+    // where it must keep its relative precision.
     let x = df / (df + t * t);
-    // For small |t|, 1 - x loses digits; the complementary form keeps them.
-    let tail = if x > 0.5 {
-        0.5 * beta_inc(df / 2.0, 0.5, x)
-    } else {
-        0.5 * (1.0 - beta_inc(0.5, df / 2.0, t * t / (df + t * t)))
-    };
+    let tail = 0.5 * beta_inc(df / 2.0, 0.5, x);
     if t > 0.0 {
         tail
     } else {
