@@ -516,13 +516,22 @@ pub fn analyze(a: &AnalyzeRequest) -> Result<report::Report> {
         crate::slo::select(None, &recorded)?;
     }
     for path in &a.server_telemetry {
-        crate::ingest::telemetry::attach(&mut conn, path, Some(&done.run_id), ingest::Options::default()).map_err(|e| {
+        crate::ingest::telemetry::attach(
+            &mut conn,
+            path,
+            Some(&done.run_id),
+            ingest::Options::default(),
+        )
+        .map_err(|e| {
             let reason = match e {
                 IngestError::Invalid { message, .. } => message,
                 IngestError::Io { source, .. } => os_reason(&source),
                 other => other.to_string(),
             };
-            CliError::new(Exit::InvalidInput, format!("--server-telemetry {}: {reason}", path.display()))
+            CliError::new(
+                Exit::InvalidInput,
+                format!("--server-telemetry {}: {reason}", path.display()),
+            )
         })?;
     }
     let samples = crate::ingest::telemetry::load_samples(&conn, &done.run_id)?;

@@ -33,27 +33,68 @@ const VLLM_ENV: &str = "vllm_env";
 const SCOPE_VLLM_CONFIG: &str = "scope.vllm_config";
 const SCOPE_VLLM_ENV: &str = "scope.vllm_env";
 const SCOPE_ENVIRON: &str = "scope.environ";
-const REQUIRED_V1: [&str; 6] = ["model.weights_digest", "engine.version", "gpu.name", "gpu.driver_version", "workload.spec_digest", VLLM_CONFIG];
-const VERIFIED_EVIDENCE: [&str; 3] = ["pinned_commit_verified", "pinned_snapshot_verified", "staged_snapshot_verified"];
+const REQUIRED_V1: [&str; 6] = [
+    "model.weights_digest",
+    "engine.version",
+    "gpu.name",
+    "gpu.driver_version",
+    "workload.spec_digest",
+    VLLM_CONFIG,
+];
+const VERIFIED_EVIDENCE: [&str; 3] = [
+    "pinned_commit_verified",
+    "pinned_snapshot_verified",
+    "staged_snapshot_verified",
+];
 
 const ALIASES: &[(&str, &str)] = &[
     ("engine.dtype", "/model_config/dtype"),
     ("engine.max_model_len", "/model_config/max_model_len"),
     ("engine.quantization", "/model_config/quantization"),
     ("engine.max_num_seqs", "/scheduler_config/max_num_seqs"),
-    ("engine.max_num_batched_tokens", "/scheduler_config/max_num_batched_tokens"),
-    ("engine.chunked_prefill", "/scheduler_config/enable_chunked_prefill"),
-    ("engine.async_scheduling", "/scheduler_config/async_scheduling"),
-    ("engine.stream_interval", "/scheduler_config/stream_interval"),
-    ("engine.prefix_caching", "/cache_config/enable_prefix_caching"),
+    (
+        "engine.max_num_batched_tokens",
+        "/scheduler_config/max_num_batched_tokens",
+    ),
+    (
+        "engine.chunked_prefill",
+        "/scheduler_config/enable_chunked_prefill",
+    ),
+    (
+        "engine.async_scheduling",
+        "/scheduler_config/async_scheduling",
+    ),
+    (
+        "engine.stream_interval",
+        "/scheduler_config/stream_interval",
+    ),
+    (
+        "engine.prefix_caching",
+        "/cache_config/enable_prefix_caching",
+    ),
     ("engine.kv_cache_dtype", "/cache_config/cache_dtype"),
     ("engine.block_size", "/cache_config/block_size"),
-    ("engine.gpu_memory_utilization", "/cache_config/gpu_memory_utilization"),
-    ("engine.tensor_parallel_size", "/parallel_config/tensor_parallel_size"),
-    ("engine.pipeline_parallel_size", "/parallel_config/pipeline_parallel_size"),
-    ("engine.data_parallel_size", "/parallel_config/data_parallel_size"),
+    (
+        "engine.gpu_memory_utilization",
+        "/cache_config/gpu_memory_utilization",
+    ),
+    (
+        "engine.tensor_parallel_size",
+        "/parallel_config/tensor_parallel_size",
+    ),
+    (
+        "engine.pipeline_parallel_size",
+        "/parallel_config/pipeline_parallel_size",
+    ),
+    (
+        "engine.data_parallel_size",
+        "/parallel_config/data_parallel_size",
+    ),
     ("engine.compilation_mode", "/compilation_config/mode"),
-    ("engine.cudagraph_mode", "/compilation_config/cudagraph_mode"),
+    (
+        "engine.cudagraph_mode",
+        "/compilation_config/cudagraph_mode",
+    ),
     ("engine.attention_backend", "/attention_config/backend"),
     ("engine.speculative", "/speculative_config"),
 ];
@@ -176,7 +217,12 @@ fn config_class(pointer: &str) -> &'static str {
         if let Some(class) = table_get(CONFIG_CLASSES_V1, &path) {
             return class;
         }
-        path = if path.len() > 1 && path[1..].contains('/') { path.rsplit_once('/').map_or(String::new(), |(a, _)| a.to_owned()) } else { String::new() };
+        path = if path.len() > 1 && path[1..].contains('/') {
+            path.rsplit_once('/')
+                .map_or(String::new(), |(a, _)| a.to_owned())
+        } else {
+            String::new()
+        };
     }
     UNCLASSIFIED
 }
@@ -194,7 +240,10 @@ fn field_class(name: &str) -> &'static str {
 
 /// The class of any run field name.
 pub fn classify(name: &str) -> &'static str {
-    if let Some(pointer) = name.strip_prefix(VLLM_CONFIG).filter(|p| p.starts_with('/')) {
+    if let Some(pointer) = name
+        .strip_prefix(VLLM_CONFIG)
+        .filter(|p| p.starts_with('/'))
+    {
         return config_class(pointer);
     }
     if let Some(env) = name.strip_prefix("vllm_env/") {
@@ -219,13 +268,18 @@ fn is_redacted(v: &Value) -> bool {
 
 impl RunField {
     fn new(value: Value, source: &str, provenance: &'static str) -> Self {
-        RunField { value, source: source.to_owned(), provenance, null_is_value: false }
+        RunField {
+            value,
+            source: source.to_owned(),
+            provenance,
+            null_is_value: false,
+        }
     }
 
     pub fn known(&self) -> bool {
-        (!self.value.is_null() || self.null_is_value)
-            && !is_redacted(&self.value)
-            && !(self.value.is_object() && self.value.get("unavailable").is_some())
+        let unavailable = self.value.is_object() && self.value.get("unavailable").is_some();
+        let missing = self.value.is_null() && !self.null_is_value;
+        !(missing || is_redacted(&self.value) || unavailable)
             && self.provenance != INFERRED
             && self.provenance != DECLARED
     }
@@ -270,7 +324,8 @@ pub struct Compatibility {
 
 impl Compatibility {
     pub fn to_record(&self) -> J {
-        let list = |items: &Vec<Difference>| J::Arr(items.iter().map(Difference::to_record).collect());
+        let list =
+            |items: &Vec<Difference>| J::Arr(items.iter().map(Difference::to_record).collect());
         obj([
             ("status", J::from(self.status)),
             ("mode", J::from(&self.mode)),
@@ -280,7 +335,10 @@ impl Compatibility {
             ("allowed", list(&self.allowed)),
             ("covariates", list(&self.covariates)),
             ("observation", list(&self.observation)),
-            ("unknown", J::Arr(self.unknown.iter().map(J::from).collect())),
+            (
+                "unknown",
+                J::Arr(self.unknown.iter().map(J::from).collect()),
+            ),
         ])
     }
 }
@@ -296,7 +354,9 @@ fn allowance(name: &str) -> String {
 }
 
 fn covers(allowance: &str, name: &str) -> bool {
-    name == allowance || name.starts_with(&format!("{allowance}/")) || name.starts_with(&format!("{allowance}."))
+    name == allowance
+        || name.starts_with(&format!("{allowance}/"))
+        || name.starts_with(&format!("{allowance}."))
 }
 
 fn known(item: Option<&RunField>) -> bool {
@@ -328,33 +388,62 @@ fn one_sided(name: &str, a: &Fields, b: &Fields) -> Option<Difference> {
             class: classify(name),
             a: Value::Null,
             b: s.value.clone(),
-            reason: if s.known() { "only_in_b" } else { "differs_unverified" },
+            reason: if s.known() {
+                "only_in_b"
+            } else {
+                "differs_unverified"
+            },
         }),
         (Some(f), None) if read_scope(b, name) => Some(Difference {
             name: name.into(),
             class: classify(name),
             a: f.value.clone(),
             b: Value::Null,
-            reason: if f.known() { "only_in_a" } else { "differs_unverified" },
+            reason: if f.known() {
+                "only_in_a"
+            } else {
+                "differs_unverified"
+            },
         }),
         _ => None,
     }
 }
 
-fn compared(name: &str, class: &'static str, first: Option<&RunField>, second: Option<&RunField>) -> Option<Difference> {
+fn compared(
+    name: &str,
+    class: &'static str,
+    first: Option<&RunField>,
+    second: Option<&RunField>,
+) -> Option<Difference> {
     let (a, b) = (value_of(first), value_of(second));
-    let make = |reason| Some(Difference { name: name.into(), class, a: a.clone(), b: b.clone(), reason });
+    let make = |reason| {
+        Some(Difference {
+            name: name.into(),
+            class,
+            a: a.clone(),
+            b: b.clone(),
+            reason,
+        })
+    };
     if known(first) && known(second) {
         if py_eq(&a, &b) {
             return None;
         }
-        return make(if class == UNCLASSIFIED { "unclassified" } else { "differs" });
+        return make(if class == UNCLASSIFIED {
+            "unclassified"
+        } else {
+            "differs"
+        });
     }
     if a.is_null() && b.is_null() {
         return None;
     }
     let disagree = !a.is_null() && !b.is_null() && !py_eq(&a, &b);
-    make(if disagree { "differs_unverified" } else { "unknown" })
+    make(if disagree {
+        "differs_unverified"
+    } else {
+        "unknown"
+    })
 }
 
 fn required_known(name: &str, fields: &Fields) -> bool {
@@ -381,7 +470,8 @@ pub fn compatible(a: &Fields, b: &Fields, allowed: &[String], mode: &str) -> Com
     names.sort();
     names.dedup();
     for name in names {
-        let difference = one_sided(name, a, b).or_else(|| compared(name, classify(name), a.get(name), b.get(name)));
+        let difference = one_sided(name, a, b)
+            .or_else(|| compared(name, classify(name), a.get(name), b.get(name)));
         let Some(d) = difference else { continue };
         if d.class == LABEL {
             continue;
@@ -405,7 +495,8 @@ pub fn compatible(a: &Fields, b: &Fields, allowed: &[String], mode: &str) -> Com
     }
     let shown: Vec<String> = c.unverified.iter().map(|d| d.name.clone()).collect();
     for name in REQUIRED_V1 {
-        if !shown.iter().any(|s| s == name) && !(required_known(name, a) && required_known(name, b)) {
+        if !(shown.iter().any(|s| s == name) || required_known(name, a) && required_known(name, b))
+        {
             c.unverified.push(Difference {
                 name: name.into(),
                 class: IDENTITY,
@@ -437,7 +528,9 @@ fn section<'a>(doc: &'a Value, name: &str) -> &'a Value {
 }
 
 fn entries(v: &Value) -> Vec<(&String, &Value)> {
-    v.as_object().map(|m| m.iter().collect()).unwrap_or_default()
+    v.as_object()
+        .map(|m| m.iter().collect())
+        .unwrap_or_default()
 }
 
 /// Every comparable field of one run's artifact.
@@ -446,7 +539,10 @@ pub fn run_fields(records: &[Value]) -> Fields {
     let manifests = |role: &str| -> Vec<&Value> {
         records
             .iter()
-            .filter(|r| get(r, "event_type").as_str() == Some("infer.manifest") && get(r, "role").as_str() == Some(role))
+            .filter(|r| {
+                get(r, "event_type").as_str() == Some("infer.manifest")
+                    && get(r, "role").as_str() == Some(role)
+            })
             .collect()
     };
     if let Some(before) = manifests("before").last() {
@@ -462,7 +558,9 @@ pub fn run_fields(records: &[Value]) -> Fields {
     fields.extend(observer_fields(records));
     if let Some(declared) = manifests("declared").last() {
         for (name, value) in entries(get(declared, "fields")) {
-            fields.entry(name.clone()).or_insert_with(|| RunField::new(value.clone(), "declared", DECLARED));
+            fields
+                .entry(name.clone())
+                .or_insert_with(|| RunField::new(value.clone(), "declared", DECLARED));
         }
     }
     fields
@@ -471,16 +569,49 @@ pub fn run_fields(records: &[Value]) -> Fields {
 fn description_fields(description: &Value) -> Fields {
     let mut values: Vec<(String, Value)> = Vec::new();
     let gpus = section(description, "gpus");
-    let devices: Vec<&Value> = get(gpus, "devices").as_array().map(|d| d.iter().filter(|d| crate::pyjson::truthy(get(d, "server_pids"))).collect()).unwrap_or_default();
-    values.push(("gpu.driver_version".into(), get(gpus, "driver_version").clone()));
-    values.push(("gpu.cuda_driver_version".into(), get(gpus, "cuda_driver_version").clone()));
-    let mut uuids: Vec<String> = devices.iter().map(|d| crate::pyjson::str_form(get(d, "uuid"))).collect();
+    let devices: Vec<&Value> = get(gpus, "devices")
+        .as_array()
+        .map(|d| {
+            d.iter()
+                .filter(|d| crate::pyjson::truthy(get(d, "server_pids")))
+                .collect()
+        })
+        .unwrap_or_default();
+    values.push((
+        "gpu.driver_version".into(),
+        get(gpus, "driver_version").clone(),
+    ));
+    values.push((
+        "gpu.cuda_driver_version".into(),
+        get(gpus, "cuda_driver_version").clone(),
+    ));
+    let mut uuids: Vec<String> = devices
+        .iter()
+        .map(|d| crate::pyjson::str_form(get(d, "uuid")))
+        .collect();
     uuids.sort();
-    values.push(("gpu.uuids".into(), if uuids.is_empty() { Value::Null } else { Value::from(uuids) }));
+    values.push((
+        "gpu.uuids".into(),
+        if uuids.is_empty() {
+            Value::Null
+        } else {
+            Value::from(uuids)
+        },
+    ));
     let has_gpus = gpus.as_object().is_some_and(|m| !m.is_empty());
-    values.push(("gpu.count".into(), if has_gpus { Value::from(devices.len()) } else { Value::Null }));
+    values.push((
+        "gpu.count".into(),
+        if has_gpus {
+            Value::from(devices.len())
+        } else {
+            Value::Null
+        },
+    ));
     let settings: Vec<&Value> = devices.iter().map(|d| section(d, "settings")).collect();
-    let mut names: Vec<&String> = settings.iter().flat_map(|s| entries(s).into_iter().map(|(k, _)| k)).collect();
+    let mut names: Vec<&String> = settings
+        .iter()
+        .flat_map(|s| entries(s).into_iter().map(|(k, _)| k))
+        .collect();
     names.sort();
     names.dedup();
     for name in names {
@@ -504,22 +635,38 @@ fn description_fields(description: &Value) -> Fields {
         values.push((format!("runtime.{package}"), version.clone()));
     }
     let log = section(description, "log");
-    for name in ["attention_backend", "kv_cache_size_tokens", "cudagraph_captures"] {
+    for name in [
+        "attention_backend",
+        "kv_cache_size_tokens",
+        "cudagraph_captures",
+    ] {
         if let Some(v) = log.get(name) {
             values.push((format!("effective.{name}"), v.clone()));
         }
     }
     let server = section(description, "server");
-    values.push(("host.start_method".into(), get(section(server, "start_method"), "configured").clone()));
-    values.push(("host.nproc".into(), get(section(description, "host"), "nproc").clone()));
+    values.push((
+        "host.start_method".into(),
+        get(section(server, "start_method"), "configured").clone(),
+    ));
+    values.push((
+        "host.nproc".into(),
+        get(section(description, "host"), "nproc").clone(),
+    ));
     for (name, value) in entries(section(server, "environ")) {
         if !name.starts_with("VLLM_") {
             values.push((format!("environ.{name}"), value.clone()));
         }
     }
-    let mut fields: Fields = values.into_iter().map(|(n, v)| (n, RunField::new(v, "describe-server", OBSERVED))).collect();
+    let mut fields: Fields = values
+        .into_iter()
+        .map(|(n, v)| (n, RunField::new(v, "describe-server", OBSERVED)))
+        .collect();
     if get(server, "environ").is_object() {
-        fields.insert(SCOPE_ENVIRON.into(), RunField::new(Value::Bool(true), "describe-server", OBSERVED));
+        fields.insert(
+            SCOPE_ENVIRON.into(),
+            RunField::new(Value::Bool(true), "describe-server", OBSERVED),
+        );
     }
     let model = section(description, "model");
     let evidence = get(model, "identity_evidence").clone();
@@ -527,13 +674,48 @@ fn description_fields(description: &Value) -> Fields {
     let add = |fields: &mut Fields, name: &str, value: Value, provenance| {
         fields.insert(name.into(), RunField::new(value, &source, provenance));
     };
-    add(&mut fields, "model.configured", get(model, "configured").clone(), OBSERVED);
-    add(&mut fields, "model.configured_revision", get(model, "configured_revision").clone(), OBSERVED);
-    add(&mut fields, "model.resolved_snapshot", get(model, "resolved_snapshot").clone(), INFERRED);
-    add(&mut fields, "model.weights_digest", get(model, "weights_digest").clone(), INFERRED);
-    add(&mut fields, "model.identity_evidence", evidence.clone(), OBSERVED);
-    add(&mut fields, "server.chat_template_digest", get(model, "chat_template_digest").clone(), INFERRED);
-    add(&mut fields, "server.generation_config", digest(get(model, "generation_config")), INFERRED);
+    add(
+        &mut fields,
+        "model.configured",
+        get(model, "configured").clone(),
+        OBSERVED,
+    );
+    add(
+        &mut fields,
+        "model.configured_revision",
+        get(model, "configured_revision").clone(),
+        OBSERVED,
+    );
+    add(
+        &mut fields,
+        "model.resolved_snapshot",
+        get(model, "resolved_snapshot").clone(),
+        INFERRED,
+    );
+    add(
+        &mut fields,
+        "model.weights_digest",
+        get(model, "weights_digest").clone(),
+        INFERRED,
+    );
+    add(
+        &mut fields,
+        "model.identity_evidence",
+        evidence.clone(),
+        OBSERVED,
+    );
+    add(
+        &mut fields,
+        "server.chat_template_digest",
+        get(model, "chat_template_digest").clone(),
+        INFERRED,
+    );
+    add(
+        &mut fields,
+        "server.generation_config",
+        digest(get(model, "generation_config")),
+        INFERRED,
+    );
     fields
 }
 
@@ -546,9 +728,15 @@ fn launch_bound_fields(records: &[Value], description: &Value) -> Fields {
             && !ticks.is_null()
             && py_eq(get(bound, "pid"), pid)
             && py_eq(get(bound, "start_ticks"), ticks)
-            && py_eq(get(r, "boot_id"), get(section(description, "host"), "boot_id"))
+            && py_eq(
+                get(r, "boot_id"),
+                get(section(description, "host"), "boot_id"),
+            )
     };
-    let record = records.iter().rev().find(|r| get(r, "event_type").as_str() == Some("infer.model_identity") && binds(r));
+    let record = records
+        .iter()
+        .rev()
+        .find(|r| get(r, "event_type").as_str() == Some("infer.model_identity") && binds(r));
     let model = record.map_or(&Value::Null, |r| section(r, "model"));
     let evidence = get(model, "identity_evidence");
     let described = section(description, "model");
@@ -556,16 +744,27 @@ fn launch_bound_fields(records: &[Value], description: &Value) -> Fields {
         let d = get(described, n);
         d.is_null() || py_eq(d, get(model, n))
     });
-    let verified = evidence.as_str().is_some_and(|e| VERIFIED_EVIDENCE.contains(&e));
+    let verified = evidence
+        .as_str()
+        .is_some_and(|e| VERIFIED_EVIDENCE.contains(&e));
     if !verified || !agrees {
         return Fields::new();
     }
     let source = format!("experiment runner ({})", crate::pyjson::str_form(evidence));
     [
         ("model.weights_digest", get(model, "weights_digest").clone()),
-        ("model.resolved_snapshot", get(model, "resolved_snapshot").clone()),
-        ("server.chat_template_digest", get(described, "chat_template_digest").clone()),
-        ("server.generation_config", digest(get(described, "generation_config"))),
+        (
+            "model.resolved_snapshot",
+            get(model, "resolved_snapshot").clone(),
+        ),
+        (
+            "server.chat_template_digest",
+            get(described, "chat_template_digest").clone(),
+        ),
+        (
+            "server.generation_config",
+            digest(get(described, "generation_config")),
+        ),
         ("model.identity_evidence", evidence.clone()),
     ]
     .into_iter()
@@ -577,22 +776,38 @@ fn probe_fields(records: &[Value]) -> Fields {
     const SERVER_INFO: &str = "/server_info?config_format=json";
     let before: Vec<&Value> = records
         .iter()
-        .filter(|r| get(r, "event_type").as_str() == Some("infer.server_probe") && get(r, "phase").as_str() == Some("before"))
+        .filter(|r| {
+            get(r, "event_type").as_str() == Some("infer.server_probe")
+                && get(r, "phase").as_str() == Some("before")
+        })
         .collect();
-    let answered = before.iter().find(|r| crate::pyjson::truthy(get(section(section(r, "answers"), SERVER_INFO), "body")));
+    let answered = before
+        .iter()
+        .find(|r| crate::pyjson::truthy(get(section(section(r, "answers"), SERVER_INFO), "body")));
     let probe = answered.or(before.first()).copied().unwrap_or(&Value::Null);
     let answers = section(probe, "answers");
     let mut fields = Fields::new();
     let version = get(section(answers, "/version"), "body");
     if version.is_object() {
-        fields.insert("engine.version".into(), RunField::new(get(version, "version").clone(), "/version", REPORTED));
+        fields.insert(
+            "engine.version".into(),
+            RunField::new(get(version, "version").clone(), "/version", REPORTED),
+        );
     }
     let info = get(section(answers, SERVER_INFO), "body");
     if info.is_object() {
         let source = "/server_info";
-        let setting = |v: &Value| RunField { value: v.clone(), source: source.into(), provenance: REPORTED, null_is_value: true };
+        let setting = |v: &Value| RunField {
+            value: v.clone(),
+            source: source.into(),
+            provenance: REPORTED,
+            null_is_value: true,
+        };
         if get(info, "vllm_config").is_object() {
-            fields.insert(SCOPE_VLLM_CONFIG.into(), RunField::new(Value::Bool(true), source, REPORTED));
+            fields.insert(
+                SCOPE_VLLM_CONFIG.into(),
+                RunField::new(Value::Bool(true), source, REPORTED),
+            );
             let mut leaves = Vec::new();
             collect_leaves(get(info, "vllm_config"), String::new(), &mut leaves);
             for (pointer, value) in leaves {
@@ -600,13 +815,19 @@ fn probe_fields(records: &[Value]) -> Fields {
             }
         }
         if get(info, "vllm_env").is_object() {
-            fields.insert(SCOPE_VLLM_ENV.into(), RunField::new(Value::Bool(true), source, REPORTED));
+            fields.insert(
+                SCOPE_VLLM_ENV.into(),
+                RunField::new(Value::Bool(true), source, REPORTED),
+            );
             for (name, value) in entries(get(info, "vllm_env")) {
                 fields.insert(format!("{VLLM_ENV}/{name}"), setting(value));
             }
         }
         for (package, version) in entries(section(section(info, "system_env"), "packages")) {
-            fields.insert(format!("runtime.{package}"), RunField::new(version.clone(), source, REPORTED));
+            fields.insert(
+                format!("runtime.{package}"),
+                RunField::new(version.clone(), source, REPORTED),
+            );
         }
     }
     fields
@@ -631,7 +852,10 @@ fn collect_leaves(value: &Value, pointer: String, out: &mut Vec<(String, Value)>
 }
 
 fn workload_fields(records: &[Value]) -> Fields {
-    let Some(workload) = records.iter().find(|r| get(r, "event_type").as_str() == Some("infer.workload")) else {
+    let Some(workload) = records
+        .iter()
+        .find(|r| get(r, "event_type").as_str() == Some("infer.workload"))
+    else {
         return Fields::new();
     };
     let (spec, realization) = workload_digests(workload);
@@ -640,9 +864,18 @@ fn workload_fields(records: &[Value]) -> Fields {
     [
         ("workload.spec_digest", spec),
         ("workload.realization_digest", realization),
-        ("workload.timeout_seconds", get(measurement, "timeout_seconds").clone()),
-        ("workload.drain_timeout_seconds", get(measurement, "drain_timeout_seconds").clone()),
-        ("workload.request_deadline_seconds", get(measurement, "request_deadline_seconds").clone()),
+        (
+            "workload.timeout_seconds",
+            get(measurement, "timeout_seconds").clone(),
+        ),
+        (
+            "workload.drain_timeout_seconds",
+            get(measurement, "drain_timeout_seconds").clone(),
+        ),
+        (
+            "workload.request_deadline_seconds",
+            get(measurement, "request_deadline_seconds").clone(),
+        ),
     ]
     .into_iter()
     .map(|(n, v)| (n.to_owned(), RunField::new(v, source, OBSERVED)))
@@ -659,7 +892,10 @@ pub fn workload_digests(record: &Value) -> (Value, Value) {
             }
             (digest_str(&without_seed), digest_str(&traffic))
         }
-        None => (get(record, "spec_digest").clone(), get(record, "workload_digest").clone()),
+        None => (
+            get(record, "spec_digest").clone(),
+            get(record, "workload_digest").clone(),
+        ),
     }
 }
 
@@ -707,7 +943,10 @@ fn traffic(spec: &Value) -> Option<Value> {
     t.insert("warmup".into(), spec.get("warmup")?.clone());
     t.insert("decoding".into(), numbers_as_values(spec.get("decoding")?));
     t.insert("tokenizer".into(), spec.get("tokenizer")?.clone());
-    t.insert("cache_requested".into(), spec.get("cache")?.get("requested")?.clone());
+    t.insert(
+        "cache_requested".into(),
+        spec.get("cache")?.get("requested")?.clone(),
+    );
     let task = spec.get("task").cloned().unwrap_or(Value::from("chat"));
     if task.as_str() != Some("chat") {
         t.insert("text_task_version".into(), Value::from(1));
@@ -718,7 +957,11 @@ fn traffic(spec: &Value) -> Option<Value> {
 
 fn numbers_as_values(v: &Value) -> Value {
     match v {
-        Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), numbers_as_values(x))).collect()),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, x)| (k.clone(), numbers_as_values(x)))
+                .collect(),
+        ),
         Value::Array(a) => Value::Array(a.iter().map(numbers_as_values).collect()),
         Value::Number(n) if n.is_f64() => match n.as_f64() {
             Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Value::from(f as i64),
@@ -742,7 +985,9 @@ fn digest(v: &Value) -> Value {
 }
 
 fn observer_fields(records: &[Value]) -> Fields {
-    let session = records.iter().find(|r| get(r, "event_type").as_str() == Some("infer.session"));
+    let session = records
+        .iter()
+        .find(|r| get(r, "event_type").as_str() == Some("infer.session"));
     let config = session.map_or(&Value::Null, |s| get(s, "config"));
     let mut fields = Fields::new();
     for (name, key) in [
@@ -753,13 +998,26 @@ fn observer_fields(records: &[Value]) -> Fields {
         ("execution", "vllm_execution_dir"),
     ] {
         if let Some(v) = config.get(key) {
-            fields.insert(format!("observer.{name}"), RunField::new(v.clone(), "infer.session", OBSERVED));
+            fields.insert(
+                format!("observer.{name}"),
+                RunField::new(v.clone(), "infer.session", OBSERVED),
+            );
         }
     }
-    for record in records.iter().filter(|r| get(r, "event_type").as_str() == Some("infer.treatments")) {
+    for record in records
+        .iter()
+        .filter(|r| get(r, "event_type").as_str() == Some("infer.treatments"))
+    {
         for item in get(record, "treatments").as_array().into_iter().flatten() {
             let name = crate::pyjson::str_form(get(item, "name"));
-            fields.insert(format!("observer.treatment:{name}"), RunField::new(get(item, "command_sha256").clone(), "experiment runner", OBSERVED));
+            fields.insert(
+                format!("observer.treatment:{name}"),
+                RunField::new(
+                    get(item, "command_sha256").clone(),
+                    "experiment runner",
+                    OBSERVED,
+                ),
+            );
         }
     }
     fields
@@ -771,8 +1029,14 @@ mod tests {
 
     #[test]
     fn classes_follow_the_longest_pointer_or_prefix() {
-        assert_eq!(classify("vllm_config/scheduler_config/max_num_seqs"), IDENTITY);
-        assert_eq!(classify("vllm_config/model_config/served_model_name"), LABEL);
+        assert_eq!(
+            classify("vllm_config/scheduler_config/max_num_seqs"),
+            IDENTITY
+        );
+        assert_eq!(
+            classify("vllm_config/model_config/served_model_name"),
+            LABEL
+        );
         assert_eq!(classify("vllm_config/instance_id"), LAUNCH);
         assert_eq!(classify("vllm_config/unknown_thing"), UNCLASSIFIED);
         assert_eq!(classify("vllm_env/VLLM_PORT"), LAUNCH);
@@ -784,11 +1048,22 @@ mod tests {
 
     #[test]
     fn an_allowed_alias_moves_a_difference_out_of_blocking() {
-        let field = |v: Value| RunField { value: v, source: "/server_info".into(), provenance: REPORTED, null_is_value: true };
+        let field = |v: Value| RunField {
+            value: v,
+            source: "/server_info".into(),
+            provenance: REPORTED,
+            null_is_value: true,
+        };
         let mut a = Fields::new();
         let mut b = Fields::new();
-        a.insert("vllm_config/scheduler_config/max_num_seqs".into(), field(Value::from(256)));
-        b.insert("vllm_config/scheduler_config/max_num_seqs".into(), field(Value::from(2)));
+        a.insert(
+            "vllm_config/scheduler_config/max_num_seqs".into(),
+            field(Value::from(256)),
+        );
+        b.insert(
+            "vllm_config/scheduler_config/max_num_seqs".into(),
+            field(Value::from(2)),
+        );
         let blocked = compatible(&a, &b, &[], CONFIG);
         assert_eq!(blocked.status, INCOMPATIBLE);
         let allowed = compatible(&a, &b, &["engine.max_num_seqs".to_owned()], CONFIG);

@@ -29,7 +29,11 @@ fn cases() -> Vec<PathBuf> {
 }
 
 fn args_for(dir: &Path, format: Format) -> CompareArgs {
-    let words: Vec<String> = std::fs::read_to_string(dir.join("args")).unwrap().split_whitespace().map(str::to_owned).collect();
+    let words: Vec<String> = std::fs::read_to_string(dir.join("args"))
+        .unwrap()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
     let mut argv = vec!["compare".to_owned()];
     argv.extend(words.iter().cloned());
     let mut args = Cli::parse_from(&argv).args;
@@ -49,11 +53,23 @@ fn ignored(path: &str, patterns: &[String]) -> bool {
     patterns.iter().any(|p| super::metrics::fnmatch(p, path))
 }
 
-fn compare_leaves(expected: &Value, actual: &Value, path: &str, patterns: &[String], bad: &mut Vec<String>) {
+fn compare_leaves(
+    expected: &Value,
+    actual: &Value,
+    path: &str,
+    patterns: &[String],
+    bad: &mut Vec<String>,
+) {
     if ignored(path, patterns) {
         return;
     }
-    let child = |key: &str| if path.is_empty() { key.to_owned() } else { format!("{path}.{key}") };
+    let child = |key: &str| {
+        if path.is_empty() {
+            key.to_owned()
+        } else {
+            format!("{path}.{key}")
+        }
+    };
     match (expected, actual) {
         (Value::Object(e), Value::Object(a)) => {
             for (k, v) in e {
@@ -90,22 +106,40 @@ fn compare_cases_match_the_reference() {
     assert!(all.len() >= 2, "the compare cases are missing");
     for dir in all {
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-        let rc = std::fs::read_to_string(dir.join("expected.rc")).map_or(0, |t| t.trim().parse::<u8>().unwrap());
-        let patterns: Vec<String> =
-            std::fs::read_to_string(dir.join("ignore")).unwrap_or_default().lines().filter(|l| !l.trim().is_empty()).map(str::to_owned).collect();
+        let rc = std::fs::read_to_string(dir.join("expected.rc"))
+            .map_or(0, |t| t.trim().parse::<u8>().unwrap());
+        let patterns: Vec<String> = std::fs::read_to_string(dir.join("ignore"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(str::to_owned)
+            .collect();
 
         let mut out = Vec::new();
-        let exit = run(&args_for(&dir, Format::Json), &mut out, &mut Vec::new()).map_or_else(|e| e.exit(), |x| x);
+        let exit = run(&args_for(&dir, Format::Json), &mut out, &mut Vec::new())
+            .unwrap_or_else(|e| e.exit());
         assert_eq!(exit.code(), rc, "{name}: exit status");
-        let expected: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+        let expected: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap())
+                .unwrap();
         let actual: Value = serde_json::from_slice(&out).unwrap();
         let mut bad = Vec::new();
         compare_leaves(&expected, &actual, "", &patterns, &mut bad);
-        assert!(bad.is_empty(), "{name}: {} leaves differ:\n{}", bad.len(), bad.iter().take(40).cloned().collect::<Vec<_>>().join("\n"));
+        assert!(
+            bad.is_empty(),
+            "{name}: {} leaves differ:\n{}",
+            bad.len(),
+            bad.iter().take(40).cloned().collect::<Vec<_>>().join("\n")
+        );
 
         let mut out = Vec::new();
-        let exit = run(&args_for(&dir, Format::Txt), &mut out, &mut Vec::new()).map_or_else(|e| e.exit(), |x| x);
-        assert_eq!(exit, if rc == 0 { Exit::Ok } else { exit }, "{name}: text exit status");
+        let exit = run(&args_for(&dir, Format::Txt), &mut out, &mut Vec::new())
+            .unwrap_or_else(|e| e.exit());
+        assert_eq!(
+            exit,
+            if rc == 0 { Exit::Ok } else { exit },
+            "{name}: text exit status"
+        );
         let expected = std::fs::read_to_string(dir.join("expected.txt")).unwrap();
         let actual = String::from_utf8(out).unwrap();
         let differing: Vec<String> = expected
@@ -114,6 +148,10 @@ fn compare_cases_match_the_reference() {
             .filter(|(e, a)| e != a)
             .map(|(e, a)| format!("expected {e}\n     got {a}"))
             .collect();
-        assert!(differing.is_empty() && expected == actual, "{name}: text differs:\n{}", differing.join("\n"));
+        assert!(
+            differing.is_empty() && expected == actual,
+            "{name}: text differs:\n{}",
+            differing.join("\n")
+        );
     }
 }

@@ -11,12 +11,17 @@ use std::path::Path;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::compat::{self, Compatibility, Fields, CONFIG, INCOMPATIBLE, INCREMENTAL, OVERHEAD, UNVERIFIED};
-use super::metrics::{default_metrics, evidence_coverage, fnmatch, MetricSpec, RUN_MISSES, SLO_METRICS};
+use super::compat::{
+    self, Compatibility, Fields, CONFIG, INCOMPATIBLE, INCREMENTAL, OVERHEAD, UNVERIFIED,
+};
+use super::metrics::{
+    default_metrics, evidence_coverage, fnmatch, MetricSpec, RUN_MISSES, SLO_METRICS,
+};
 use super::ojson::{obj, J};
 use super::stats::{
-    clopper_pearson, compare_values, holm, run_pass_gate, t_quantile, GateOutcome, GateRule, MetricComparison, Request, RunValue, FAIL,
-    FRACTION_UNIT, INDEPENDENT, MIN_GATE_PAIRS, NOT_EVALUABLE, PAIRED, PASS, SIGNIFICANT,
+    clopper_pearson, compare_values, holm, run_pass_gate, t_quantile, GateOutcome, GateRule,
+    MetricComparison, Request, RunValue, FAIL, FRACTION_UNIT, INDEPENDENT, MIN_GATE_PAIRS,
+    NOT_EVALUABLE, PAIRED, PASS, SIGNIFICANT,
 };
 use super::CompareError;
 use crate::pyjson::{get, is_int, number, str_form, truthy};
@@ -76,23 +81,63 @@ impl Spec {
     /// comparison's pre-registered block floor.
     pub fn validated(mut self) -> Result<Self, CompareError> {
         let checks: [(bool, &str, String); 9] = [
-            (["auto", PAIRED, INDEPENDENT].contains(&self.design.as_str()), "design", format!("'{}'", self.design)),
-            (compat::MODES.contains(&self.mode.as_str()), "mode", format!("'{}'", self.mode)),
-            ([EXCLUDE, FAIL_INCOMPLETE].contains(&self.on_incomplete.as_str()), "on_incomplete", format!("'{}'", self.on_incomplete)),
-            (["runs", "bernoulli"].contains(&self.attainment_model.as_str()), "attainment_model", format!("'{}'", self.attainment_model)),
-            ([ALL_BUDGETS, ANY_REGRESSION].contains(&self.family.as_str()), "family", format!("'{}'", self.family)),
-            (0.0 < self.confidence && self.confidence < 1.0, "confidence", py_float(self.confidence)),
-            (share_ok(self.min_attainment, true), "min_attainment", self.min_attainment.map_or("None".into(), py_float)),
-            (share_ok(Some(self.min_run_pass), true), "min_run_pass", py_float(self.min_run_pass)),
-            (share_ok(Some(self.evidence_floor), false), "evidence_floor", py_float(self.evidence_floor)),
+            (
+                ["auto", PAIRED, INDEPENDENT].contains(&self.design.as_str()),
+                "design",
+                format!("'{}'", self.design),
+            ),
+            (
+                compat::MODES.contains(&self.mode.as_str()),
+                "mode",
+                format!("'{}'", self.mode),
+            ),
+            (
+                [EXCLUDE, FAIL_INCOMPLETE].contains(&self.on_incomplete.as_str()),
+                "on_incomplete",
+                format!("'{}'", self.on_incomplete),
+            ),
+            (
+                ["runs", "bernoulli"].contains(&self.attainment_model.as_str()),
+                "attainment_model",
+                format!("'{}'", self.attainment_model),
+            ),
+            (
+                [ALL_BUDGETS, ANY_REGRESSION].contains(&self.family.as_str()),
+                "family",
+                format!("'{}'", self.family),
+            ),
+            (
+                0.0 < self.confidence && self.confidence < 1.0,
+                "confidence",
+                py_float(self.confidence),
+            ),
+            (
+                share_ok(self.min_attainment, true),
+                "min_attainment",
+                self.min_attainment.map_or("None".into(), py_float),
+            ),
+            (
+                share_ok(Some(self.min_run_pass), true),
+                "min_run_pass",
+                py_float(self.min_run_pass),
+            ),
+            (
+                share_ok(Some(self.evidence_floor), false),
+                "evidence_floor",
+                py_float(self.evidence_floor),
+            ),
         ];
         for (ok, name, shown) in checks {
             if !ok {
-                return Err(CompareError::usage(format!("comparison {name} {shown} is not valid")));
+                return Err(CompareError::usage(format!(
+                    "comparison {name} {shown} is not valid"
+                )));
             }
         }
         if self.family == ANY_REGRESSION && self.gates.iter().any(|(_, r)| r.rule != SIGNIFICANT) {
-            return Err(CompareError::usage("--family any_regression gates with the significant rule"));
+            return Err(CompareError::usage(
+                "--family any_regression gates with the significant rule",
+            ));
         }
         if let Some(floor) = self.min_complete_blocks {
             for (pattern, rule) in &mut self.gates {
@@ -110,7 +155,12 @@ impl Spec {
 
     /// The gate on a metric: the last pattern that matches its name.
     pub fn gate_for(&self, metric: &str) -> Option<GateRule> {
-        let mut found = self.gates.iter().filter(|(p, _)| fnmatch(p, metric)).map(|(_, r)| r.clone()).last()?;
+        let mut found = self
+            .gates
+            .iter()
+            .filter(|(p, _)| fnmatch(p, metric))
+            .map(|(_, r)| r.clone())
+            .next_back()?;
         for (pattern, budget, unit) in &self.fallbacks {
             if fnmatch(pattern, metric) {
                 found.fallback_budget = Some(*budget);
@@ -122,7 +172,11 @@ impl Spec {
 
     /// The fewest complete pairs a gate needs: (pre-registered value, floor, statement).
     pub fn block_floor(&self) -> (Option<i64>, usize, String) {
-        let mut planned: Vec<Option<i64>> = self.gates.iter().map(|(_, r)| r.min_complete_blocks).collect();
+        let mut planned: Vec<Option<i64>> = self
+            .gates
+            .iter()
+            .map(|(_, r)| r.min_complete_blocks)
+            .collect();
         if let Some(m) = self.min_complete_blocks {
             planned.retain(Option::is_some);
             planned.push(Some(m));
@@ -147,7 +201,15 @@ impl Spec {
             ("allow", strings(&self.allow)),
             ("allow_within_arm", strings(&self.allow_within_arm)),
             ("on_incomplete", J::from(&self.on_incomplete)),
-            ("gates", J::Obj(self.gates.iter().map(|(p, r)| (p.clone(), J::Obj(r.to_record()))).collect())),
+            (
+                "gates",
+                J::Obj(
+                    self.gates
+                        .iter()
+                        .map(|(p, r)| (p.clone(), J::Obj(r.to_record())))
+                        .collect(),
+                ),
+            ),
             ("allow_not_evaluable", J::Bool(self.allow_not_evaluable)),
             ("min_attainment", J::from(self.min_attainment)),
             ("min_run_pass", J::Float(self.min_run_pass)),
@@ -159,9 +221,21 @@ impl Spec {
             ("seed", J::Int(self.seed as i64)),
             (
                 "fallbacks",
-                J::Arr(self.fallbacks.iter().map(|(p, b, u)| J::Arr(vec![J::from(p), J::Float(*b), J::from(u)])).collect()),
+                J::Arr(
+                    self.fallbacks
+                        .iter()
+                        .map(|(p, b, u)| J::Arr(vec![J::from(p), J::Float(*b), J::from(u)]))
+                        .collect(),
+                ),
             ),
-            ("min_complete_blocks", obj([("preregistered", J::from(value)), ("floor", J::from(floor)), ("statement", J::from(statement))])),
+            (
+                "min_complete_blocks",
+                obj([
+                    ("preregistered", J::from(value)),
+                    ("floor", J::from(floor)),
+                    ("statement", J::from(statement)),
+                ]),
+            ),
         ])
     }
 }
@@ -209,7 +283,8 @@ impl RunSummary {
             if line.trim().is_empty() {
                 continue;
             }
-            let record = crate::pyjson::parse(line).map_err(|e| CompareError::input(format!("{shown}: {e}")))?;
+            let record = crate::pyjson::parse(line)
+                .map_err(|e| CompareError::input(format!("{shown}: {e}")))?;
             if record.is_object() {
                 records.push(record);
             }
@@ -219,15 +294,27 @@ impl RunSummary {
         let mut expanded = Vec::with_capacity(records.len());
         for (index, record) in records.into_iter().enumerate() {
             match contexts.accept(record) {
-                Ok(crate::ingest::decode::Line::Record { raw, .. }) => expanded.push(Value::Object(contexts.expand(&raw))),
+                Ok(crate::ingest::decode::Line::Record { raw, .. }) => {
+                    expanded.push(Value::Object(contexts.expand(&raw)))
+                }
                 Ok(crate::ingest::decode::Line::Definition { .. }) => {}
-                Err(e) => return Err(CompareError::input(format!("{shown}: record {}: {e}", index + 1))),
+                Err(e) => {
+                    return Err(CompareError::input(format!(
+                        "{shown}: record {}: {e}",
+                        index + 1
+                    )))
+                }
             }
         }
         let records = expanded;
-        let identity = records.iter().find(|r| get(r, "event_type").as_str() == Some("infer.artifact"));
+        let identity = records
+            .iter()
+            .find(|r| get(r, "event_type").as_str() == Some("infer.artifact"));
         let context = identity.map_or(&Value::Null, |r| get(r, "context"));
-        let sessions: Vec<&Value> = records.iter().filter(|r| get(r, "event_type").as_str() == Some("infer.session")).collect();
+        let sessions: Vec<&Value> = records
+            .iter()
+            .filter(|r| get(r, "event_type").as_str() == Some("infer.session"))
+            .collect();
         let status = sessions.last().map(|s| str_form(get(s, "status")));
         let (protocol, outcomes) = run_failures(&records, &report, status.as_deref());
         let labels = sessions
@@ -249,7 +336,10 @@ impl RunSummary {
             for (case_id, case) in cases {
                 comparable_cases.insert(case_id.clone(), case.clone());
                 for (name, segment) in get(case, "segments").as_object().into_iter().flatten() {
-                    comparable_cases.insert(format!("{case_id}{SEGMENT_SEPARATOR}{name}"), segment.clone());
+                    comparable_cases.insert(
+                        format!("{case_id}{SEGMENT_SEPARATOR}{name}"),
+                        segment.clone(),
+                    );
                 }
             }
         }
@@ -287,25 +377,40 @@ impl RunSummary {
     }
 
     fn block_key(&self) -> String {
-        format!("{}/{}", str_form(self.label("experiment")), str_form(self.label("block")))
+        format!(
+            "{}/{}",
+            str_form(self.label("experiment")),
+            str_form(self.label("block"))
+        )
     }
 
     fn slo(&self, case_id: &str) -> &Value {
-        self.comparable_cases.get(case_id).map_or(&Value::Null, |c| get(c, "slo"))
+        self.comparable_cases
+            .get(case_id)
+            .map_or(&Value::Null, |c| get(c, "slo"))
     }
 }
 
 fn last_run_state(records: &[Value]) -> Option<&Value> {
-    records.iter().rev().find(|r| get(r, "event_type").as_str() == Some("infer.run_state"))
+    records
+        .iter()
+        .rev()
+        .find(|r| get(r, "event_type").as_str() == Some("infer.run_state"))
 }
 
-fn run_failures(records: &[Value], report: &Value, status: Option<&str>) -> (Vec<String>, Vec<String>) {
+fn run_failures(
+    records: &[Value],
+    report: &Value,
+    status: Option<&str>,
+) -> (Vec<String>, Vec<String>) {
     let mut protocol = Vec::new();
     let failure = get(get(report, "manifest"), "protocol_failure");
     if truthy(failure) {
         protocol.push(str_form(failure));
     }
-    if records.iter().any(|r| get(r, "event_type").as_str() == Some("infer.server_probe") && truthy(get(r, "incomplete"))) {
+    if records.iter().any(|r| {
+        get(r, "event_type").as_str() == Some("infer.server_probe") && truthy(get(r, "incomplete"))
+    }) {
         protocol.push("probe_incomplete".into());
     }
     let mut external: Vec<String> = Vec::new();
@@ -316,12 +421,20 @@ fn run_failures(records: &[Value], report: &Value, status: Option<&str>) -> (Vec
             _ => vec!["unstated".into()],
         };
         match get(state, "state").as_str() {
-            Some("protocol_failure") => external = reasons.iter().map(|r| format!("external:{r}")).collect(),
-            Some("outcome_failure") => runner_outcomes = reasons.iter().map(|r| format!("runner:{r}")).collect(),
+            Some("protocol_failure") => {
+                external = reasons.iter().map(|r| format!("external:{r}")).collect()
+            }
+            Some("outcome_failure") => {
+                runner_outcomes = reasons.iter().map(|r| format!("runner:{r}")).collect()
+            }
             _ => {}
         }
     }
-    let mut outcomes = if status == Some("completed") { vec![] } else { vec![format!("session_{}", status.unwrap_or("unknown"))] };
+    let mut outcomes = if status == Some("completed") {
+        vec![]
+    } else {
+        vec![format!("session_{}", status.unwrap_or("unknown"))]
+    };
     outcomes.extend(runner_outcomes);
     if outcomes.is_empty() || !external.is_empty() {
         protocol.append(&mut external);
@@ -332,12 +445,17 @@ fn run_failures(records: &[Value], report: &Value, status: Option<&str>) -> (Vec
 }
 
 fn external_evidence(records: &[Value]) -> Vec<(String, String)> {
-    let Some(state) = last_run_state(records) else { return vec![] };
+    let Some(state) = last_run_state(records) else {
+        return vec![];
+    };
     let cause = get(state, "external_cause");
     if get(state, "state").as_str() != Some("protocol_failure") || !cause.is_object() {
         return vec![];
     }
-    vec![(format!("external:{}", str_form(get(cause, "reason"))), str_form(get(cause, "evidence")))]
+    vec![(
+        format!("external:{}", str_form(get(cause, "reason"))),
+        str_form(get(cause, "evidence")),
+    )]
 }
 
 fn case_failures(report: &Value, finished: bool) -> BTreeMap<String, Vec<String>> {
@@ -345,12 +463,14 @@ fn case_failures(report: &Value, finished: bool) -> BTreeMap<String, Vec<String>
     for (case_id, case) in get(report, "cases").as_object().into_iter().flatten() {
         let mut reasons = Vec::new();
         let population = get(case, "population");
-        let valid = population.get("cohort_valid").map_or(true, truthy);
+        let valid = population.get("cohort_valid").is_none_or(truthy);
         if !valid && (finished || !cut_short(population)) {
             reasons.push("cohort_invalid".to_owned());
         }
         let cache = get(case, "cache");
-        if get(cache, "requested").as_str() == Some("cold") && get(cache, "acknowledged") == &Value::Bool(false) {
+        if get(cache, "requested").as_str() == Some("cold")
+            && get(cache, "acknowledged") == &Value::Bool(false)
+        {
             reasons.push("cache_reset_not_acknowledged".to_owned());
         }
         if !reasons.is_empty() {
@@ -368,7 +488,10 @@ fn cut_short(population: &Value) -> bool {
         .map(str_form)
         .filter(|i| !i.starts_with("request_index_unrecorded") && !i.starts_with("abandoned"))
         .collect();
-    !issues.is_empty() && issues.iter().all(|i| i.starts_with("phase_window_missing") || i.starts_with("records_missing"))
+    !issues.is_empty()
+        && issues
+            .iter()
+            .all(|i| i.starts_with("phase_window_missing") || i.starts_with("records_missing"))
 }
 
 // ------------------------------------------------------------ comparison
@@ -386,11 +509,23 @@ pub struct Excluded {
 
 impl Excluded {
     fn new(arm: &str, run: &RunSummary, case: &str, reasons: Vec<String>) -> Self {
-        Excluded { arm: arm.into(), run: run.name.clone(), case: case.into(), reasons, evidence: vec![], attempt_kept: None }
+        Excluded {
+            arm: arm.into(),
+            run: run.name.clone(),
+            case: case.into(),
+            reasons,
+            evidence: vec![],
+            attempt_kept: None,
+        }
     }
 
     fn with_evidence(mut self, run: &RunSummary) -> Self {
-        self.evidence = run.external_evidence.iter().filter(|(r, _)| self.reasons.contains(r)).cloned().collect();
+        self.evidence = run
+            .external_evidence
+            .iter()
+            .filter(|(r, _)| self.reasons.contains(r))
+            .cloned()
+            .collect();
         self
     }
 
@@ -399,10 +534,21 @@ impl Excluded {
             ("arm", J::from(&self.arm)),
             ("run", J::from(&self.run)),
             ("case", J::from(&self.case)),
-            ("reasons", J::Arr(self.reasons.iter().map(J::from).collect())),
+            (
+                "reasons",
+                J::Arr(self.reasons.iter().map(J::from).collect()),
+            ),
         ]);
         if !self.evidence.is_empty() {
-            record.set("evidence", J::Obj(self.evidence.iter().map(|(k, v)| (k.clone(), J::from(v))).collect()));
+            record.set(
+                "evidence",
+                J::Obj(
+                    self.evidence
+                        .iter()
+                        .map(|(k, v)| (k.clone(), J::from(v)))
+                        .collect(),
+                ),
+            );
         }
         if let Some(kept) = &self.attempt_kept {
             record.set("attempt_kept", J::from(kept));
@@ -480,7 +626,16 @@ impl Comparison {
     }
 
     pub fn gate_count(&self) -> usize {
-        self.gates().len() + self.cases.iter().filter(|(_, c)| c.attainment_gate.as_ref().is_some_and(|g| !matches!(g, J::Obj(v) if v.is_empty()))).count()
+        self.gates().len()
+            + self
+                .cases
+                .iter()
+                .filter(|(_, c)| {
+                    c.attainment_gate
+                        .as_ref()
+                        .is_some_and(|g| !matches!(g, J::Obj(v) if v.is_empty()))
+                })
+                .count()
     }
 
     fn attainment_status(case: &CaseResult) -> Option<(String, J)> {
@@ -489,8 +644,12 @@ impl Comparison {
     }
 
     pub fn failed(&self) -> Vec<(String, String)> {
-        let mut failed: Vec<(String, String)> =
-            self.gates().into_iter().filter(|g| g.2.status == FAIL).map(|(c, n, _, _)| (c.to_owned(), n.to_owned())).collect();
+        let mut failed: Vec<(String, String)> = self
+            .gates()
+            .into_iter()
+            .filter(|g| g.2.status == FAIL)
+            .map(|(c, n, _, _)| (c.to_owned(), n.to_owned()))
+            .collect();
         for (case_id, case) in &self.cases {
             if Self::attainment_status(case).is_some_and(|(s, _)| s == FAIL) {
                 failed.push((case_id.clone(), "min_attainment".into()));
@@ -518,7 +677,9 @@ impl Comparison {
 
     /// 4 when a gate failed, or could not be evaluated unless that is allowed.
     pub fn exit_code(&self) -> i64 {
-        if !self.failed().is_empty() || (!self.not_evaluable().is_empty() && !self.spec.allow_not_evaluable) {
+        if !self.failed().is_empty()
+            || (!self.not_evaluable().is_empty() && !self.spec.allow_not_evaluable)
+        {
             4
         } else {
             0
@@ -531,11 +692,17 @@ impl Comparison {
 type Arms = [(&'static str, Vec<RunSummary>); 2];
 
 fn arm_runs<'a>(arms: &'a Arms, arm: &str) -> &'a [RunSummary] {
-    arms.iter().find(|(a, _)| *a == arm).map_or(&[], |(_, r)| r.as_slice())
+    arms.iter()
+        .find(|(a, _)| *a == arm)
+        .map_or(&[], |(_, r)| r.as_slice())
 }
 
 /// Compare two arms of runs; an input error when they cannot be compared.
-pub fn compare_runs(baseline: Vec<RunSummary>, candidate: Vec<RunSummary>, spec: Spec) -> Result<Comparison, CompareError> {
+pub fn compare_runs(
+    baseline: Vec<RunSummary>,
+    candidate: Vec<RunSummary>,
+    spec: Spec,
+) -> Result<Comparison, CompareError> {
     if baseline.is_empty() || candidate.is_empty() {
         return Err(CompareError::input("each arm needs at least one run"));
     }
@@ -547,11 +714,27 @@ pub fn compare_runs(baseline: Vec<RunSummary>, candidate: Vec<RunSummary>, spec:
     let design = design(&arms, &spec)?;
     let (mut excluded, standing) = standing(&arms, &spec, design);
     let usable: Arms = [
-        (BASELINE, arm_runs(&standing, BASELINE).iter().filter(|r| r.protocol_failures.is_empty()).cloned().collect()),
-        (CANDIDATE, arm_runs(&standing, CANDIDATE).iter().filter(|r| r.protocol_failures.is_empty()).cloned().collect()),
+        (
+            BASELINE,
+            arm_runs(&standing, BASELINE)
+                .iter()
+                .filter(|r| r.protocol_failures.is_empty())
+                .cloned()
+                .collect(),
+        ),
+        (
+            CANDIDATE,
+            arm_runs(&standing, CANDIDATE)
+                .iter()
+                .filter(|r| r.protocol_failures.is_empty())
+                .cloned()
+                .collect(),
+        ),
     ];
     if usable.iter().any(|(_, r)| r.is_empty()) {
-        return Err(CompareError::input("an arm has no usable run: every run was excluded"));
+        return Err(CompareError::input(
+            "an arm has no usable run: every run was excluded",
+        ));
     }
     let (compatibility, unverified_pairs, allowed_within_arm) = compatibility(&usable, &spec)?;
     let observer_issues = observer_contract(&usable, &spec)?;
@@ -563,12 +746,23 @@ pub fn compare_runs(baseline: Vec<RunSummary>, candidate: Vec<RunSummary>, spec:
     }
     let mut cases = Vec::new();
     for case_id in case_ids(&arms, &spec) {
-        let result = case(&case_id, &standing, &excluded, design, &spec, &compatibility, &observer_issues)?;
+        let result = case(
+            &case_id,
+            &standing,
+            &excluded,
+            design,
+            &spec,
+            &compatibility,
+            &observer_issues,
+        )?;
         cases.push((case_id, result));
     }
     unjudged_overlap(&mut cases, &spec);
     let starts = |arm: &str| -> Vec<i64> {
-        let mut s: Vec<i64> = arm_runs(&arms, arm).iter().filter_map(|r| r.started_at_ns).collect();
+        let mut s: Vec<i64> = arm_runs(&arms, arm)
+            .iter()
+            .filter_map(|r| r.started_at_ns)
+            .collect();
         s.sort_unstable();
         s
     };
@@ -579,7 +773,10 @@ pub fn compare_runs(baseline: Vec<RunSummary>, candidate: Vec<RunSummary>, spec:
             warnings.push("every baseline run came before every candidate run: drift over time is confounded with the change".to_owned());
         }
     }
-    let runs = arms.iter().flat_map(|(arm, runs)| runs.iter().map(move |r| ((*arm).to_owned(), r.clone()))).collect();
+    let runs = arms
+        .iter()
+        .flat_map(|(arm, runs)| runs.iter().map(move |r| ((*arm).to_owned(), r.clone())))
+        .collect();
     let mut comparison = Comparison {
         spec,
         design: design.to_owned(),
@@ -609,12 +806,26 @@ fn check_each_run_once(arms: &Arms) -> Result<(), CompareError> {
             if truthy(&run.session_id) {
                 keys.push(("session".into(), str_form(&run.session_id)));
             }
-            let matched: Vec<&(String, String)> = keys.iter().filter(|k| seen.iter().any(|(s, _)| s == *k)).collect();
+            let matched: Vec<&(String, String)> = keys
+                .iter()
+                .filter(|k| seen.iter().any(|(s, _)| s == *k))
+                .collect();
             if let Some(first) = matched.first() {
-                let (other_arm, other) = seen.iter().find(|(s, _)| s == *first).map(|(_, v)| v.clone()).unwrap_or_default();
-                let place = if other_arm == *arm { "twice" } else { "in both arms" };
+                let (other_arm, other) = seen
+                    .iter()
+                    .find(|(s, _)| s == *first)
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_default();
+                let place = if other_arm == *arm {
+                    "twice"
+                } else {
+                    "in both arms"
+                };
                 let message = if matched.iter().all(|(k, _)| k == "session") {
-                    format!("run {} is the same run (session {}) as {other}, given {place}", run.name, first.1)
+                    format!(
+                        "run {} is the same run (session {}) as {other}, given {place}",
+                        run.name, first.1
+                    )
                 } else {
                     format!("run {} is given {place}", run.name)
                 };
@@ -633,10 +844,17 @@ fn all_runs(arms: &Arms) -> impl Iterator<Item = &RunSummary> {
 }
 
 fn check_cases_exist(arms: &Arms, spec: &Spec) -> Result<(), CompareError> {
-    let mut present: Vec<&String> = all_runs(arms).flat_map(|r| r.comparable_cases.keys()).collect();
+    let mut present: Vec<&String> = all_runs(arms)
+        .flat_map(|r| r.comparable_cases.keys())
+        .collect();
     present.sort();
     present.dedup();
-    let missing: Vec<&String> = spec.cases.iter().flatten().filter(|c| !present.contains(c)).collect();
+    let missing: Vec<&String> = spec
+        .cases
+        .iter()
+        .flatten()
+        .filter(|c| !present.contains(c))
+        .collect();
     if missing.is_empty() {
         return Ok(());
     }
@@ -645,13 +863,20 @@ fn check_cases_exist(arms: &Arms, spec: &Spec) -> Result<(), CompareError> {
     Err(CompareError::usage(format!(
         "case {} is in no run; the runs have {}",
         names.join(", "),
-        if have.is_empty() { "no case".to_owned() } else { have.join(", ") }
+        if have.is_empty() {
+            "no case".to_owned()
+        } else {
+            have.join(", ")
+        }
     )))
 }
 
 fn check_cases_hold_requests(arms: &Arms, spec: &Spec) -> Result<(), CompareError> {
     for case_id in case_ids(arms, spec) {
-        let offered: Vec<&Value> = all_runs(arms).filter_map(|r| r.comparable_cases.get(&case_id)).map(|c| get(get(c, "population"), "offered")).collect();
+        let offered: Vec<&Value> = all_runs(arms)
+            .filter_map(|r| r.comparable_cases.get(&case_id))
+            .map(|c| get(get(c, "population"), "offered"))
+            .collect();
         if !offered.is_empty() && offered.iter().all(|v| number(v) == Some(0.0)) {
             return Err(CompareError::input(format!(
                 "{case_id} holds no request in any run: a segment outside every run's measured phase compares nothing"
@@ -662,7 +887,8 @@ fn check_cases_hold_requests(arms: &Arms, spec: &Spec) -> Result<(), CompareErro
 }
 
 fn check_one_slo_policy(arms: &Arms, spec: &Spec) -> Result<(), CompareError> {
-    let gated = spec.min_attainment.is_some() || SLO_METRICS.iter().any(|n| spec.gate_for(n).is_some());
+    let gated =
+        spec.min_attainment.is_some() || SLO_METRICS.iter().any(|n| spec.gate_for(n).is_some());
     if !gated {
         return Ok(());
     }
@@ -675,7 +901,10 @@ fn check_one_slo_policy(arms: &Arms, spec: &Spec) -> Result<(), CompareError> {
     digests.sort();
     digests.dedup();
     if digests.len() > 1 {
-        let shown: Vec<String> = digests.iter().map(|d| d.chars().take(12).collect()).collect();
+        let shown: Vec<String> = digests
+            .iter()
+            .map(|d| d.chars().take(12).collect())
+            .collect();
         return Err(CompareError::input(format!(
             "the runs were judged by different SLO policies ({}); give --slo or --slo-file to judge them all by one",
             shown.join(", ")
@@ -687,31 +916,55 @@ fn check_one_slo_policy(arms: &Arms, spec: &Spec) -> Result<(), CompareError> {
 fn design(arms: &Arms, spec: &Spec) -> Result<&'static str, CompareError> {
     let labelled = all_runs(arms).all(|r| !r.label("block").is_null());
     if spec.design == PAIRED && !labelled {
-        return Err(CompareError::input("a paired design needs every run labelled with --block"));
+        return Err(CompareError::input(
+            "a paired design needs every run labelled with --block",
+        ));
     }
-    Ok(if spec.design == INDEPENDENT || !labelled { INDEPENDENT } else { PAIRED })
+    Ok(if spec.design == INDEPENDENT || !labelled {
+        INDEPENDENT
+    } else {
+        PAIRED
+    })
 }
 
 fn case_ids(arms: &Arms, spec: &Spec) -> Vec<String> {
     if let Some(cases) = &spec.cases {
         return cases.clone();
     }
-    let mut ids: Vec<String> = all_runs(arms).flat_map(|r| r.comparable_cases.keys().cloned()).collect();
+    let mut ids: Vec<String> = all_runs(arms)
+        .flat_map(|r| r.comparable_cases.keys().cloned())
+        .collect();
     ids.sort();
     ids.dedup();
     ids
 }
 
 fn set_aside(excluded: &[Excluded], run: &RunSummary, case_id: &str) -> bool {
-    excluded.iter().any(|i| i.run == run.name && i.case == case_id)
+    excluded
+        .iter()
+        .any(|i| i.run == run.name && i.case == case_id)
 }
 
 fn standing(arms: &Arms, spec: &Spec, design: &str) -> (Vec<Excluded>, Arms) {
     let mut excluded = superseded(arms, spec, design);
     let replaced: Vec<String> = excluded.iter().map(|i| i.run.clone()).collect();
     let standing: Arms = [
-        (BASELINE, arm_runs(arms, BASELINE).iter().filter(|r| !replaced.contains(&r.name)).cloned().collect()),
-        (CANDIDATE, arm_runs(arms, CANDIDATE).iter().filter(|r| !replaced.contains(&r.name)).cloned().collect()),
+        (
+            BASELINE,
+            arm_runs(arms, BASELINE)
+                .iter()
+                .filter(|r| !replaced.contains(&r.name))
+                .cloned()
+                .collect(),
+        ),
+        (
+            CANDIDATE,
+            arm_runs(arms, CANDIDATE)
+                .iter()
+                .filter(|r| !replaced.contains(&r.name))
+                .cloned()
+                .collect(),
+        ),
     ];
     let ids = case_ids(&standing, spec);
     for (arm, runs) in &standing {
@@ -755,7 +1008,11 @@ fn superseded(arms: &Arms, spec: &Spec, design: &str) -> Vec<Excluded> {
                 if index == kept_index {
                     continue;
                 }
-                let reason = if index > kept_index { "retry_of_outcome_failure" } else { "superseded" };
+                let reason = if index > kept_index {
+                    "retry_of_outcome_failure"
+                } else {
+                    "superseded"
+                };
                 for case_id in &ids {
                     let mut reasons = vec![reason.to_owned()];
                     reasons.extend(run.failures_for(case_id));
@@ -792,7 +1049,12 @@ fn unpaired_blocks(arms: &Arms, spec: &Spec, excluded: &[Excluded]) -> Vec<Exclu
         for (arm, run) in pair {
             for case_id in &ids {
                 if !set_aside(excluded, run, case_id) {
-                    found.push(Excluded::new(arm, run, case_id, vec!["block_realization_differs".into()]));
+                    found.push(Excluded::new(
+                        arm,
+                        run,
+                        case_id,
+                        vec!["block_realization_differs".into()],
+                    ));
                 }
             }
         }
@@ -801,7 +1063,10 @@ fn unpaired_blocks(arms: &Arms, spec: &Spec, excluded: &[Excluded]) -> Vec<Exclu
 }
 
 fn same_realization(a: &RunSummary, b: &RunSummary) -> bool {
-    let (Some(x), Some(y)) = (a.fields.get("workload.realization_digest"), b.fields.get("workload.realization_digest")) else {
+    let (Some(x), Some(y)) = (
+        a.fields.get("workload.realization_digest"),
+        b.fields.get("workload.realization_digest"),
+    ) else {
         return true;
     };
     if !(x.known() && y.known()) {
@@ -811,7 +1076,10 @@ fn same_realization(a: &RunSummary, b: &RunSummary) -> bool {
 }
 
 fn blocks_set_aside(arms: &Arms, excluded: &[Excluded], case_id: &str) -> Vec<String> {
-    let mut found: Vec<String> = all_runs(arms).filter(|r| set_aside(excluded, r, case_id)).map(RunSummary::block_key).collect();
+    let mut found: Vec<String> = all_runs(arms)
+        .filter(|r| set_aside(excluded, r, case_id))
+        .map(RunSummary::block_key)
+        .collect();
     found.sort();
     found.dedup();
     found
@@ -824,7 +1092,12 @@ fn partners(arms: &Arms, spec: &Spec, excluded: &[Excluded]) -> Vec<Excluded> {
         for (arm, runs) in arms {
             for run in runs {
                 if lost.contains(&run.block_key()) && !set_aside(excluded, run, &case_id) {
-                    found.push(Excluded::new(arm, run, &case_id, vec!["block_set_aside".into()]));
+                    found.push(Excluded::new(
+                        arm,
+                        run,
+                        &case_id,
+                        vec!["block_set_aside".into()],
+                    ));
                 }
             }
         }
@@ -834,12 +1107,20 @@ fn partners(arms: &Arms, spec: &Spec, excluded: &[Excluded]) -> Vec<Excluded> {
 
 fn lost(case_id: &str, arms: &Arms, excluded: &[Excluded], design: &str) -> (String, Vec<String>) {
     if design != PAIRED {
-        let mut items: Vec<String> = all_runs(arms).filter(|r| set_aside(excluded, r, case_id)).map(|r| r.name.clone()).collect();
+        let mut items: Vec<String> = all_runs(arms)
+            .filter(|r| set_aside(excluded, r, case_id))
+            .map(|r| r.name.clone())
+            .collect();
         items.sort();
         items.dedup();
         return ("run".into(), items);
     }
-    let keys = |arm: &str| -> Vec<String> { arm_runs(arms, arm).iter().map(RunSummary::block_key).collect() };
+    let keys = |arm: &str| -> Vec<String> {
+        arm_runs(arms, arm)
+            .iter()
+            .map(RunSummary::block_key)
+            .collect()
+    };
     let (a, b) = (keys(BASELINE), keys(CANDIDATE));
     let mut items = blocks_set_aside(arms, excluded, case_id);
     items.extend(a.iter().filter(|k| !b.contains(k)).cloned());
@@ -851,20 +1132,34 @@ fn lost(case_id: &str, arms: &Arms, excluded: &[Excluded], design: &str) -> (Str
 
 // --------------------------------------------------------- comparability
 
-type CompatOut = (Compatibility, Vec<(String, String, Vec<String>)>, Vec<WithinArm>);
+type CompatOut = (
+    Compatibility,
+    Vec<(String, String, Vec<String>)>,
+    Vec<WithinArm>,
+);
 
 fn compatibility(usable: &Arms, spec: &Spec) -> Result<CompatOut, CompareError> {
     let mut within = Vec::new();
     for (arm, runs) in usable {
         for run in runs.iter().skip(1) {
-            let result = compat::compatible(&runs[0].fields, &run.fields, &spec.allow_within_arm, CONFIG);
+            let result =
+                compat::compatible(&runs[0].fields, &run.fields, &spec.allow_within_arm, CONFIG);
             if result.status == INCOMPATIBLE {
-                return Err(CompareError::input(incompatible(&format!("{arm} runs"), &result, "--allow-within-arm")));
+                return Err(CompareError::input(incompatible(
+                    &format!("{arm} runs"),
+                    &result,
+                    "--allow-within-arm",
+                )));
             }
             within.push((*arm, runs[0].name.clone(), run.name.clone(), result));
         }
     }
-    let anywhere: Vec<String> = spec.allow.iter().chain(&spec.allow_within_arm).cloned().collect();
+    let anywhere: Vec<String> = spec
+        .allow
+        .iter()
+        .chain(&spec.allow_within_arm)
+        .cloned()
+        .collect();
     let (baseline, candidate) = (arm_runs(usable, BASELINE), arm_runs(usable, CANDIDATE));
     let mut cross: Vec<(&RunSummary, &RunSummary)> = vec![(&baseline[0], &candidate[0])];
     cross.extend(candidate.iter().skip(1).map(|r| (&baseline[0], r)));
@@ -873,12 +1168,17 @@ fn compatibility(usable: &Arms, spec: &Spec) -> Result<CompatOut, CompareError> 
     for (first, second) in cross {
         let result = compat::compatible(&first.fields, &second.fields, &anywhere, &spec.mode);
         if result.status == INCOMPATIBLE {
-            return Err(CompareError::input(incompatible("the arms", &result, "--allow")));
+            return Err(CompareError::input(incompatible(
+                "the arms", &result, "--allow",
+            )));
         }
         across.push((first.name.clone(), second.name.clone(), result));
     }
-    let results: Vec<(&String, &String, &Compatibility)> =
-        within.iter().map(|(_, a, b, r)| (a, b, r)).chain(across.iter().map(|(a, b, r)| (a, b, r))).collect();
+    let results: Vec<(&String, &String, &Compatibility)> = within
+        .iter()
+        .map(|(_, a, b, r)| (a, b, r))
+        .chain(across.iter().map(|(a, b, r)| (a, b, r)))
+        .collect();
     let pairs: Vec<(String, String, Vec<String>)> = results
         .iter()
         .filter(|(_, _, r)| r.status == UNVERIFIED)
@@ -903,12 +1203,28 @@ fn compatibility(usable: &Arms, spec: &Spec) -> Result<CompatOut, CompareError> 
     }
     let mut mixed = Vec::new();
     for (arm, runs) in usable {
-        let mut names: Vec<String> = within.iter().filter(|(a, ..)| a == arm).flat_map(|(_, _, _, r)| r.allowed.iter().map(|d| d.name.clone())).collect();
+        let mut names: Vec<String> = within
+            .iter()
+            .filter(|(a, ..)| a == arm)
+            .flat_map(|(_, _, _, r)| r.allowed.iter().map(|d| d.name.clone()))
+            .collect();
         names.sort();
         names.dedup();
         for name in names {
-            let values = runs.iter().map(|r| (r.name.clone(), r.fields.get(&name).map_or(Value::Null, |f| f.value.clone()))).collect();
-            mixed.push(WithinArm { arm: (*arm).to_owned(), field: name, values });
+            let values = runs
+                .iter()
+                .map(|r| {
+                    (
+                        r.name.clone(),
+                        r.fields.get(&name).map_or(Value::Null, |f| f.value.clone()),
+                    )
+                })
+                .collect();
+            mixed.push(WithinArm {
+                arm: (*arm).to_owned(),
+                field: name,
+                values,
+            });
         }
     }
     Ok((worst, pairs, mixed))
@@ -919,17 +1235,37 @@ fn incompatible(what: &str, result: &Compatibility, flag: &str) -> String {
         .blocking
         .iter()
         .take(5)
-        .map(|d| format!("{} ({} vs {})", d.name, crate::pyjson::str_form(&repr_value(&d.a)), crate::pyjson::str_form(&repr_value(&d.b))))
+        .map(|d| {
+            format!(
+                "{} ({} vs {})",
+                d.name,
+                crate::pyjson::str_form(&repr_value(&d.a)),
+                crate::pyjson::str_form(&repr_value(&d.b))
+            )
+        })
         .collect();
-    let more = if result.blocking.len() > 5 { format!(" and {} more", result.blocking.len() - 5) } else { String::new() };
-    let place = if flag == "--allow-within-arm" { "within an arm " } else { "" };
-    format!("{what} are incompatible: {}{more}; allow a difference {place}with {flag}", fields.join(", "))
+    let more = if result.blocking.len() > 5 {
+        format!(" and {} more", result.blocking.len() - 5)
+    } else {
+        String::new()
+    };
+    let place = if flag == "--allow-within-arm" {
+        "within an arm "
+    } else {
+        ""
+    };
+    format!(
+        "{what} are incompatible: {}{more}; allow a difference {place}with {flag}",
+        fields.join(", ")
+    )
 }
 
 /// A value as Python's `repr` shows it (strings quoted).
 fn repr_value(v: &Value) -> Value {
     match v {
-        Value::String(s) if crate::pyjson::sentinel_f64(s).is_none() => Value::String(format!("'{s}'")),
+        Value::String(s) if crate::pyjson::sentinel_f64(s).is_none() => {
+            Value::String(format!("'{s}'"))
+        }
         other => other.clone(),
     }
 }
@@ -937,7 +1273,14 @@ fn repr_value(v: &Value) -> Value {
 fn requested(runs: &[RunSummary]) -> Vec<String> {
     let mut names: Vec<String> = runs
         .iter()
-        .flat_map(|r| r.observers().as_object().into_iter().flatten().filter(|(_, s)| truthy(get(s, "requested"))).map(|(n, _)| n.clone()))
+        .flat_map(|r| {
+            r.observers()
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(_, s)| truthy(get(s, "requested")))
+                .map(|(n, _)| n.clone())
+        })
         .collect();
     names.sort();
     names.dedup();
@@ -952,7 +1295,11 @@ fn unhealthy(runs: &[RunSummary], names: &[String]) -> Vec<String> {
             if get(state, "healthy") == &Value::Bool(true) {
                 continue;
             }
-            let word = if truthy(get(state, "active")) && get(state, "healthy").is_null() { "unjudged" } else { "not active and healthy" };
+            let word = if truthy(get(state, "active")) && get(state, "healthy").is_null() {
+                "unjudged"
+            } else {
+                "not active and healthy"
+            };
             issues.push(format!("{name} {word} in {}", run.name));
         }
     }
@@ -964,14 +1311,21 @@ fn observer_contract(usable: &Arms, spec: &Spec) -> Result<Vec<String>, CompareE
     if spec.mode == OVERHEAD {
         let present = requested(baseline);
         if !present.is_empty() {
-            return Err(CompareError::input(format!("an overhead comparison needs a baseline without observers; it ran {}", present.join(", "))));
+            return Err(CompareError::input(format!(
+                "an overhead comparison needs a baseline without observers; it ran {}",
+                present.join(", ")
+            )));
         }
         return Ok(unhealthy(candidate, &requested(candidate)));
     }
     if spec.mode == INCREMENTAL {
         let (base, cand) = (requested(baseline), requested(candidate));
         let added: Vec<String> = cand.iter().filter(|n| !base.contains(n)).cloned().collect();
-        let undeclared: Vec<String> = added.iter().filter(|n| !spec.added_observers.contains(n)).cloned().collect();
+        let undeclared: Vec<String> = added
+            .iter()
+            .filter(|n| !spec.added_observers.contains(n))
+            .cloned()
+            .collect();
         if !undeclared.is_empty() {
             return Err(CompareError::input(format!(
                 "observers added in the candidate must be declared with --added-observers: {}",
@@ -1001,10 +1355,28 @@ fn case(
     observer_issues: &[String],
 ) -> Result<CaseResult, CompareError> {
     let kept: Arms = [
-        (BASELINE, arm_runs(arms, BASELINE).iter().filter(|r| !set_aside(excluded, r, case_id)).cloned().collect()),
-        (CANDIDATE, arm_runs(arms, CANDIDATE).iter().filter(|r| !set_aside(excluded, r, case_id)).cloned().collect()),
+        (
+            BASELINE,
+            arm_runs(arms, BASELINE)
+                .iter()
+                .filter(|r| !set_aside(excluded, r, case_id))
+                .cloned()
+                .collect(),
+        ),
+        (
+            CANDIDATE,
+            arm_runs(arms, CANDIDATE)
+                .iter()
+                .filter(|r| !set_aside(excluded, r, case_id))
+                .cloned()
+                .collect(),
+        ),
     ];
-    let attrition: Vec<Excluded> = excluded.iter().filter(|i| i.case == case_id).cloned().collect();
+    let attrition: Vec<Excluded> = excluded
+        .iter()
+        .filter(|i| i.case == case_id)
+        .cloned()
+        .collect();
     let lost = lost(case_id, arms, excluded, design);
     let membership = membership(case_id, &kept);
     let mut spec = spec.clone();
@@ -1023,14 +1395,21 @@ fn case(
     } else {
         None
     };
-    let control_failed = arm_runs(&kept, BASELINE).iter().any(|r| !r.outcome_failures.is_empty() || !r.comparable_cases.contains_key(case_id));
+    let control_failed = arm_runs(&kept, BASELINE)
+        .iter()
+        .any(|r| !r.outcome_failures.is_empty() || !r.comparable_cases.contains_key(case_id));
     let contrast = blocked.or(control_failed.then_some(CONTROL_FAILED));
     let metrics = case_metrics(case_id, &kept, design, &spec, contrast)?;
     let absent_gates = spec
         .gates
         .iter()
         .filter(|(p, _)| !metrics.iter().any(|m| fnmatch(p, &m.name)))
-        .map(|(p, r)| (p.clone(), GateOutcome::new(NOT_EVALUABLE, Some("metric_absent"), r)))
+        .map(|(p, r)| {
+            (
+                p.clone(),
+                GateOutcome::new(NOT_EVALUABLE, Some("metric_absent"), r),
+            )
+        })
         .collect();
     let mut result = CaseResult {
         metrics,
@@ -1043,8 +1422,16 @@ fn case(
         membership,
     };
     if let Some(target) = spec.min_attainment {
-        let slo_blocked = blocked.map(str::to_owned).or_else(|| slo_blocker(case_id, &kept));
-        let (gate, mean) = attainment_gate(case_id, arm_runs(&kept, CANDIDATE), &spec, target, slo_blocked.as_deref());
+        let slo_blocked = blocked
+            .map(str::to_owned)
+            .or_else(|| slo_blocker(case_id, &kept));
+        let (gate, mean) = attainment_gate(
+            case_id,
+            arm_runs(&kept, CANDIDATE),
+            &spec,
+            target,
+            slo_blocked.as_deref(),
+        );
         result.attainment_gate = Some(gate);
         result.attainment_mean = mean;
     }
@@ -1071,21 +1458,49 @@ fn unjudged_overlap(cases: &mut [(String, CaseResult)], spec: &Spec) {
         return;
     }
     for (_, case) in cases.iter_mut() {
-        case.absent_gates = spec.gates.iter().map(|(p, r)| (p.clone(), GateOutcome::new(NOT_EVALUABLE, Some(OVERLAP_NOT_GATED), r))).collect();
+        case.absent_gates = spec
+            .gates
+            .iter()
+            .map(|(p, r)| {
+                (
+                    p.clone(),
+                    GateOutcome::new(NOT_EVALUABLE, Some(OVERLAP_NOT_GATED), r),
+                )
+            })
+            .collect();
         if spec.min_attainment.is_some() {
-            case.attainment_gate = Some(obj([("status", J::from(NOT_EVALUABLE)), ("reason", J::from(OVERLAP_NOT_GATED))]));
+            case.attainment_gate = Some(obj([
+                ("status", J::from(NOT_EVALUABLE)),
+                ("reason", J::from(OVERLAP_NOT_GATED)),
+            ]));
         }
     }
 }
 
-fn case_metrics(case_id: &str, kept: &Arms, design: &str, spec: &Spec, blocked: Option<&str>) -> Result<Vec<MetricComparison>, CompareError> {
+fn case_metrics(
+    case_id: &str,
+    kept: &Arms,
+    design: &str,
+    spec: &Spec,
+    blocked: Option<&str>,
+) -> Result<Vec<MetricComparison>, CompareError> {
     let Some(reference) = all_runs(kept).find_map(|r| r.comparable_cases.get(case_id)) else {
         return Ok(vec![]);
     };
-    default_metrics(reference).iter().map(|m| metric(m, case_id, kept, design, spec, blocked)).collect()
+    default_metrics(reference)
+        .iter()
+        .map(|m| metric(m, case_id, kept, design, spec, blocked))
+        .collect()
 }
 
-fn metric(metric: &MetricSpec, case_id: &str, kept: &Arms, design: &str, spec: &Spec, blocked: Option<&str>) -> Result<MetricComparison, CompareError> {
+fn metric(
+    metric: &MetricSpec,
+    case_id: &str,
+    kept: &Arms,
+    design: &str,
+    spec: &Spec,
+    blocked: Option<&str>,
+) -> Result<MetricComparison, CompareError> {
     let mut values: Vec<Vec<RunValue>> = vec![vec![], vec![]];
     let mut reasons: Vec<String> = Vec::new();
     let mut lost_arms: Vec<&str> = Vec::new();
@@ -1115,17 +1530,33 @@ fn metric(metric: &MetricSpec, case_id: &str, kept: &Arms, design: &str, spec: &
     } else {
         None
     };
-    let unavailable = lost_outcome.or_else(|| metric_blocker(metric, case_id, kept, &reasons, spec));
-    let failing = unavailable.as_deref().is_some_and(|u| u == PROTOCOL_FAILURE || u == OUTCOME_UNRECOVERABLE);
+    let unavailable =
+        lost_outcome.or_else(|| metric_blocker(metric, case_id, kept, &reasons, spec));
+    let failing = unavailable
+        .as_deref()
+        .is_some_and(|u| u == PROTOCOL_FAILURE || u == OUTCOME_UNRECOVERABLE);
     let blocks = (design == PAIRED).then(|| {
         (
-            arm_runs(kept, BASELINE).iter().map(RunSummary::block_key).collect(),
-            arm_runs(kept, CANDIDATE).iter().map(RunSummary::block_key).collect(),
+            arm_runs(kept, BASELINE)
+                .iter()
+                .map(RunSummary::block_key)
+                .collect(),
+            arm_runs(kept, CANDIDATE)
+                .iter()
+                .map(RunSummary::block_key)
+                .collect(),
         )
     });
     let trials = metric.trials.map(|_| {
         let counts = |arm: &str| -> Vec<Option<i64>> {
-            arm_runs(kept, arm).iter().map(|r| r.comparable_cases.get(case_id).and_then(|c| metric.trials_in(c))).collect()
+            arm_runs(kept, arm)
+                .iter()
+                .map(|r| {
+                    r.comparable_cases
+                        .get(case_id)
+                        .and_then(|c| metric.trials_in(c))
+                })
+                .collect()
         };
         (counts(BASELINE), counts(CANDIDATE))
     });
@@ -1157,8 +1588,17 @@ fn metric(metric: &MetricSpec, case_id: &str, kept: &Arms, design: &str, spec: &
     Ok(compared)
 }
 
-fn metric_blocker(metric: &MetricSpec, case_id: &str, kept: &Arms, reasons: &[String], spec: &Spec) -> Option<String> {
-    let mut reasons: Vec<&String> = reasons.iter().filter(|r| metric.unit != FRACTION_UNIT || !RUN_MISSES.contains(&r.as_str())).collect();
+fn metric_blocker(
+    metric: &MetricSpec,
+    case_id: &str,
+    kept: &Arms,
+    reasons: &[String],
+    spec: &Spec,
+) -> Option<String> {
+    let mut reasons: Vec<&String> = reasons
+        .iter()
+        .filter(|r| metric.unit != FRACTION_UNIT || !RUN_MISSES.contains(&r.as_str()))
+        .collect();
     reasons.sort();
     if let Some(first) = reasons.first() {
         return Some((*first).clone());
@@ -1176,7 +1616,11 @@ fn metric_blocker(metric: &MetricSpec, case_id: &str, kept: &Arms, reasons: &[St
 }
 
 fn slo_blocker(case_id: &str, kept: &Arms) -> Option<String> {
-    let mut digests: Vec<String> = all_runs(kept).map(|r| get(r.slo(case_id), "slo_digest")).filter(|d| !d.is_null()).map(str_form).collect();
+    let mut digests: Vec<String> = all_runs(kept)
+        .map(|r| get(r.slo(case_id), "slo_digest"))
+        .filter(|d| !d.is_null())
+        .map(str_form)
+        .collect();
     digests.sort();
     digests.dedup();
     (digests.len() > 1).then(|| "slo_policy_differs".into())
@@ -1184,17 +1628,44 @@ fn slo_blocker(case_id: &str, kept: &Arms) -> Option<String> {
 
 // ------------------------------------------------------------- attainment
 
-fn attainment_gate(case_id: &str, candidate: &[RunSummary], spec: &Spec, target: f64, blocked: Option<&str>) -> (J, Option<J>) {
-    let lowers: Vec<Option<f64>> = candidate.iter().map(|r| number(get(r.slo(case_id), "attainment_lower"))).collect();
+fn attainment_gate(
+    case_id: &str,
+    candidate: &[RunSummary],
+    spec: &Spec,
+    target: f64,
+    blocked: Option<&str>,
+) -> (J, Option<J>) {
+    let lowers: Vec<Option<f64>> = candidate
+        .iter()
+        .map(|r| number(get(r.slo(case_id), "attainment_lower")))
+        .collect();
     let known: Vec<f64> = lowers.iter().flatten().copied().collect();
-    let undecided = |status: &str, reason: &str| obj([("status", J::from(status)), ("reason", J::from(reason))]);
+    let undecided = |status: &str, reason: &str| {
+        obj([("status", J::from(status)), ("reason", J::from(reason))])
+    };
     if let Some(b) = blocked {
-        return (undecided(if b == PROTOCOL_FAILURE { FAIL } else { NOT_EVALUABLE }, b), None);
+        return (
+            undecided(
+                if b == PROTOCOL_FAILURE {
+                    FAIL
+                } else {
+                    NOT_EVALUABLE
+                },
+                b,
+            ),
+            None,
+        );
     }
-    if spec.min_complete_blocks.is_some_and(|m| (candidate.len() as i64) < m) {
+    if spec
+        .min_complete_blocks
+        .is_some_and(|m| (candidate.len() as i64) < m)
+    {
         return (undecided(NOT_EVALUABLE, "blocks_below_preregistered"), None);
     }
-    let lost_slo = candidate.iter().any(|r| !r.comparable_cases.contains_key(case_id) || (!r.outcome_failures.is_empty() && !truthy(r.slo(case_id))));
+    let lost_slo = candidate.iter().any(|r| {
+        !r.comparable_cases.contains_key(case_id)
+            || (!r.outcome_failures.is_empty() && !truthy(r.slo(case_id)))
+    });
     if spec.attainment_model == "bernoulli" && lost_slo {
         return (undecided(FAIL, OUTCOME_UNRECOVERABLE), None);
     }
@@ -1202,15 +1673,28 @@ fn attainment_gate(case_id: &str, candidate: &[RunSummary], spec: &Spec, target:
         return (undecided(NOT_EVALUABLE, "no_slo_evaluation"), None);
     }
     let mut gate = if spec.attainment_model == "bernoulli" {
-        let count = |key: &str| -> u64 { candidate.iter().map(|r| crate::pyjson::int_value(get(r.slo(case_id), key)).max(0) as u64).sum() };
+        let count = |key: &str| -> u64 {
+            candidate
+                .iter()
+                .map(|r| crate::pyjson::int_value(get(r.slo(case_id), key)).max(0) as u64)
+                .sum()
+        };
         let (met, offered) = (count("met"), count("offered"));
         let bound = clopper_pearson(met, offered.max(1), spec.confidence, "independent_requests");
         let mut record = bound.to_record();
-        record.set("status", J::from(if bound.lower >= target { PASS } else { FAIL }));
+        record.set(
+            "status",
+            J::from(if bound.lower >= target { PASS } else { FAIL }),
+        );
         record
     } else {
         let meeting = known.iter().filter(|v| **v >= target).count() as u64;
-        run_pass_gate(meeting, lowers.len() as u64, spec.min_run_pass, spec.confidence)
+        run_pass_gate(
+            meeting,
+            lowers.len() as u64,
+            spec.min_run_pass,
+            spec.confidence,
+        )
     };
     gate.set("target", J::Float(target));
     gate.set("runs_unmeasurable", J::from(lowers.len() - known.len()));
@@ -1221,7 +1705,12 @@ fn mean_interval(values: &[f64], confidence: f64) -> J {
     let n = values.len() as f64;
     let mean = values.iter().sum::<f64>() / n;
     if values.len() < 2 {
-        return obj([("mean", J::Float(mean)), ("lower", J::Null), ("upper", J::Null), ("model", J::from("normal_run_means"))]);
+        return obj([
+            ("mean", J::Float(mean)),
+            ("lower", J::Null),
+            ("upper", J::Null),
+            ("model", J::from("normal_run_means")),
+        ]);
     }
     let sd = (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
     let half = t_quantile(confidence, n - 1.0) * sd / n.sqrt();
@@ -1255,20 +1744,37 @@ fn with_family(c: &mut Comparison) {
     for (case_id, case) in &mut c.cases {
         for m in &mut case.metrics {
             let key = format!("{case_id}/{}", m.name);
-            let Some(is_rejected) = rejected.iter().find(|(k, _)| *k == key).map(|(_, r)| *r) else { continue };
+            let Some(is_rejected) = rejected.iter().find(|(k, _)| *k == key).map(|(_, r)| *r)
+            else {
+                continue;
+            };
             let Some(gate) = m.gate.clone() else { continue };
             if gate.status == NOT_EVALUABLE {
                 continue;
             }
-            let Some(effect) = m.best.as_ref().and_then(|b| b.effect) else { continue };
-            let bad = if m.direction == "lower_is_better" { effect } else { -effect };
+            let Some(effect) = m.best.as_ref().and_then(|b| b.effect) else {
+                continue;
+            };
+            let bad = if m.direction == "lower_is_better" {
+                effect
+            } else {
+                -effect
+            };
             let failed = is_rejected && bad > gate.rule.budget;
-            let mut outcome = GateOutcome::new(if failed { FAIL } else { PASS }, failed.then_some("exceeds_budget_holm"), &gate.rule);
+            let mut outcome = GateOutcome::new(
+                if failed { FAIL } else { PASS },
+                failed.then_some("exceeds_budget_holm"),
+                &gate.rule,
+            );
             outcome.case = Some("best_case".into());
             m.gate = Some(outcome);
         }
     }
-    let mut names: Vec<&String> = rejected.iter().filter(|(_, r)| *r).map(|(k, _)| k).collect();
+    let mut names: Vec<&String> = rejected
+        .iter()
+        .filter(|(_, r)| *r)
+        .map(|(k, _)| k)
+        .collect();
     names.sort();
     c.family = Some(obj([
         ("name", J::from(ANY_REGRESSION)),

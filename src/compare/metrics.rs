@@ -5,7 +5,9 @@
 
 use serde_json::Value;
 
-use super::stats::{RunValue, DIFFERENCE, FRACTION_UNIT, HIGHER_IS_BETTER, LOG_RATIO, LOWER_IS_BETTER, RELATIVE};
+use super::stats::{
+    RunValue, DIFFERENCE, FRACTION_UNIT, HIGHER_IS_BETTER, LOG_RATIO, LOWER_IS_BETTER, RELATIVE,
+};
 use super::text::{py_g, py_pct};
 use crate::pyjson::{get, is_number, number, real, str_form, truthy};
 
@@ -13,7 +15,14 @@ pub const UNMEASURABLE: &str = "unmeasurable";
 pub const POPULATION_UNRECORDED: &str = "population_unrecorded";
 /// A fraction's run that could not be measured: a miss in the run-level claim.
 pub const RUN_MISSES: [&str; 2] = [UNMEASURABLE, POPULATION_UNRECORDED];
-pub const LATENCY_KEYS: [&str; 6] = ["client.ttft", "client.e2e", "client.tpot", "client.e2e_from_intended", "server.ttft", "server.e2e"];
+pub const LATENCY_KEYS: [&str; 6] = [
+    "client.ttft",
+    "client.e2e",
+    "client.tpot",
+    "client.e2e_from_intended",
+    "server.ttft",
+    "server.e2e",
+];
 pub const LEVELS: [&str; 4] = ["p50", "p90", "p95", "p99"];
 const FRACTION_METRICS: [&str; 2] = ["attainment", "failure_fraction"];
 const RATE_METRICS: [&str; 3] = ["goodput_rps", "output_tps", "throughput_rps"];
@@ -65,8 +74,26 @@ pub fn default_metrics(case: &Value) -> Vec<MetricSpec> {
         trials,
     };
     let mut metrics = vec![
-        spec("goodput_rps", HIGHER_IS_BETTER, LOG_RATIO, RELATIVE, "requests_per_second", Reader::Goodput, true, None),
-        spec("attainment", HIGHER_IS_BETTER, DIFFERENCE, FRACTION_UNIT, "fraction", Reader::Attainment, true, Some(Trials::SloOffered)),
+        spec(
+            "goodput_rps",
+            HIGHER_IS_BETTER,
+            LOG_RATIO,
+            RELATIVE,
+            "requests_per_second",
+            Reader::Goodput,
+            true,
+            None,
+        ),
+        spec(
+            "attainment",
+            HIGHER_IS_BETTER,
+            DIFFERENCE,
+            FRACTION_UNIT,
+            "fraction",
+            Reader::Attainment,
+            true,
+            Some(Trials::SloOffered),
+        ),
         spec(
             "throughput_rps",
             HIGHER_IS_BETTER,
@@ -87,7 +114,16 @@ pub fn default_metrics(case: &Value) -> Vec<MetricSpec> {
             false,
             None,
         ),
-        spec("failure_fraction", LOWER_IS_BETTER, DIFFERENCE, FRACTION_UNIT, "fraction", Reader::FailureFraction, false, Some(Trials::Offered)),
+        spec(
+            "failure_fraction",
+            LOWER_IS_BETTER,
+            DIFFERENCE,
+            FRACTION_UNIT,
+            "fraction",
+            Reader::FailureFraction,
+            false,
+            Some(Trials::Offered),
+        ),
     ];
     let present = get(get(case, "latency"), "metrics");
     for key in LATENCY_KEYS {
@@ -125,7 +161,8 @@ impl MetricSpec {
             }
             Reader::FailureFraction => {
                 let population = get(case, "population");
-                let (offered, successful) = (get(population, "offered"), get(population, "successful"));
+                let (offered, successful) =
+                    (get(population, "offered"), get(population, "successful"));
                 match (number(offered), number(successful)) {
                     (Some(o), Some(s)) if o > 0.0 => (RunValue::Point((o - s) / o), None),
                     _ => (RunValue::Missing, Some(POPULATION_UNRECORDED.into())),
@@ -175,7 +212,10 @@ fn attainment(case: &Value) -> Reading {
     if get(slo, "status").as_str() != Some("evaluated") {
         return (RunValue::Missing, Some(UNMEASURABLE.into()));
     }
-    (bounds(get(slo, "attainment_lower"), get(slo, "attainment_upper")), None)
+    (
+        bounds(get(slo, "attainment_lower"), get(slo, "attainment_upper")),
+        None,
+    )
 }
 
 fn rate_reason(case: &Value) -> String {
@@ -199,17 +239,30 @@ fn estimate(e: &Value) -> Reading {
     }
     let num = number(value).filter(|_| is_number(value));
     if get(e, "sufficient") == &Value::Bool(false) {
-        return (num.map_or(RunValue::Missing, RunValue::Point), Some("insufficient_tail_samples".into()));
+        return (
+            num.map_or(RunValue::Missing, RunValue::Point),
+            Some("insufficient_tail_samples".into()),
+        );
     }
     if let Some(v) = num {
         return (RunValue::Point(v), None);
     }
     let reason = get(e, "reason");
-    (RunValue::Missing, Some(if truthy(reason) { str_form(reason) } else { "no_value".into() }))
+    (
+        RunValue::Missing,
+        Some(if truthy(reason) {
+            str_form(reason)
+        } else {
+            "no_value".into()
+        }),
+    )
 }
 
 fn bounds(lower: &Value, upper: &Value) -> RunValue {
-    match (number(lower).filter(|_| is_number(lower)), number(upper).filter(|_| is_number(upper))) {
+    match (
+        number(lower).filter(|_| is_number(lower)),
+        number(upper).filter(|_| is_number(upper)),
+    ) {
         (Some(l), Some(u)) if l == u => RunValue::Point(l),
         (Some(l), Some(u)) => RunValue::Range(l, u),
         _ => RunValue::Missing,
@@ -225,7 +278,11 @@ pub fn evidence_coverage(case: &Value) -> Option<f64> {
 
 /// Every known metric name a name or pattern matches.
 pub fn metric_names(pattern: &str) -> Vec<String> {
-    let mut names: Vec<String> = FRACTION_METRICS.iter().chain(RATE_METRICS.iter()).map(|s| (*s).to_owned()).collect();
+    let mut names: Vec<String> = FRACTION_METRICS
+        .iter()
+        .chain(RATE_METRICS.iter())
+        .map(|s| (*s).to_owned())
+        .collect();
     for key in LATENCY_KEYS {
         for level in LEVELS {
             names.push(format!("{key}.{level}"));
@@ -238,7 +295,13 @@ pub fn metric_names(pattern: &str) -> Vec<String> {
 pub fn metric_unit(pattern: &str) -> Option<&'static str> {
     let mut units: Vec<&'static str> = metric_names(pattern)
         .iter()
-        .map(|n| if FRACTION_METRICS.contains(&n.as_str()) { FRACTION_UNIT } else { RELATIVE })
+        .map(|n| {
+            if FRACTION_METRICS.contains(&n.as_str()) {
+                FRACTION_UNIT
+            } else {
+                RELATIVE
+            }
+        })
         .collect();
     units.sort_unstable();
     units.dedup();
@@ -248,12 +311,27 @@ pub fn metric_unit(pattern: &str) -> Option<&'static str> {
 /// Why a budget on the metrics a pattern matches could never fail, if so.
 pub fn vacuous_budget(pattern: &str, budget: f64) -> Option<String> {
     let matched = metric_names(pattern);
-    if budget >= 1.0 && matched.iter().any(|n| FRACTION_METRICS.contains(&n.as_str())) {
-        return Some(format!("a fraction budget of {} is 1 or more: it can never fail", py_g(budget, 6, false)));
+    if budget >= 1.0
+        && matched
+            .iter()
+            .any(|n| FRACTION_METRICS.contains(&n.as_str()))
+    {
+        return Some(format!(
+            "a fraction budget of {} is 1 or more: it can never fail",
+            py_g(budget, 6, false)
+        ));
     }
-    let rates: Vec<&str> = RATE_METRICS.iter().copied().filter(|r| matched.iter().any(|n| n == r)).collect();
+    let rates: Vec<&str> = RATE_METRICS
+        .iter()
+        .copied()
+        .filter(|r| matched.iter().any(|n| n == r))
+        .collect();
     if budget >= 1.0 && !rates.is_empty() {
-        return Some(format!("{} cannot fall by {}, so the budget can never fail", rates.join(", "), py_pct(budget, 0, false)));
+        return Some(format!(
+            "{} cannot fall by {}, so the budget can never fail",
+            rates.join(", "),
+            py_pct(budget, 0, false)
+        ));
     }
     None
 }

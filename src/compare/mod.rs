@@ -65,7 +65,10 @@ impl CompareError {
 
 impl From<std::io::Error> for CompareError {
     fn from(e: std::io::Error) -> Self {
-        CompareError::Other { message: e.to_string(), exit: Exit::Unexpected }
+        CompareError::Other {
+            message: e.to_string(),
+            exit: Exit::Unexpected,
+        }
     }
 }
 
@@ -168,9 +171,17 @@ pub struct CompareArgs {
 
 /// Runs `infer compare`: writes the report to `out` and returns the exit
 /// status (0 or 4). An error's report (exit 5) is written before it returns.
-pub fn run(args: &CompareArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Result<Exit, CompareError> {
+pub fn run(
+    args: &CompareArgs,
+    out: &mut dyn Write,
+    _err: &mut dyn Write,
+) -> Result<Exit, CompareError> {
     let spec = comparison_spec(args)?;
-    let argv = if args.argv.is_empty() { std::env::args().skip(1).collect() } else { args.argv.clone() };
+    let argv = if args.argv.is_empty() {
+        std::env::args().skip(1).collect()
+    } else {
+        args.argv.clone()
+    };
     let generated_at = args.generated_at.clone().unwrap_or_else(now_utc);
     let compared = summarize_and_compare(args, spec);
     let comparison = match compared {
@@ -191,32 +202,50 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Res
     if args.format == Format::Json || args.report.is_some() {
         if let Some(path) = &args.report {
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-            let on_file = report::comparison_report(&comparison, exit_code, &argv, name.as_deref(), &generated_at);
+            let on_file = report::comparison_report(
+                &comparison,
+                exit_code,
+                &argv,
+                name.as_deref(),
+                &generated_at,
+            );
             write_report(path, &on_file)?;
         }
         if args.format == Format::Json {
-            let shown = report::comparison_report(&comparison, exit_code, &argv, None, &generated_at);
+            let shown =
+                report::comparison_report(&comparison, exit_code, &argv, None, &generated_at);
             writeln!(out, "{}", shown.dumps_pretty())?;
         }
     }
     if args.format == Format::Txt {
         writeln!(out, "{}", text::comparison_lines(&comparison).join("\n"))?;
     }
-    Ok(if exit_code == 4 { Exit::GateFailed } else { Exit::Ok })
+    Ok(if exit_code == 4 {
+        Exit::GateFailed
+    } else {
+        Exit::Ok
+    })
 }
 
-fn summarize_and_compare(args: &CompareArgs, spec: Spec) -> Result<engine::Comparison, CompareError> {
+fn summarize_and_compare(
+    args: &CompareArgs,
+    spec: Spec,
+) -> Result<engine::Comparison, CompareError> {
     check_slo_flags(args)?;
     if !args.segment.is_empty() {
         for item in &args.segment {
             segment(item)?;
         }
         return Err(CompareError::Other {
-            message: "--segment is not supported yet: the analysis does not build per-segment reports".into(),
+            message:
+                "--segment is not supported yet: the analysis does not build per-segment reports"
+                    .into(),
             exit: Exit::Usage,
         });
     }
-    let summarize = |paths: &[PathBuf]| -> Result<Vec<RunSummary>, CompareError> { paths.iter().map(|p| summary(p, args)).collect() };
+    let summarize = |paths: &[PathBuf]| -> Result<Vec<RunSummary>, CompareError> {
+        paths.iter().map(|p| summary(p, args)).collect()
+    };
     let baseline = summarize(&args.baseline)?;
     let candidate = summarize(&args.candidate)?;
     engine::compare_runs(baseline, candidate, spec)
@@ -243,10 +272,16 @@ fn check_slo_flags(args: &CompareArgs) -> Result<(), CompareError> {
 }
 
 fn summary(shown: &Path, args: &CompareArgs) -> Result<RunSummary, CompareError> {
-    let resolved = args.base_dir.as_ref().map_or_else(|| shown.to_path_buf(), |dir| dir.join(shown));
+    let resolved = args
+        .base_dir
+        .as_ref()
+        .map_or_else(|| shown.to_path_buf(), |dir| dir.join(shown));
     let path = resolved.as_path();
     if !path.exists() {
-        return Err(CompareError::input(format!("artifact {} not found", shown.display())));
+        return Err(CompareError::input(format!(
+            "artifact {} not found",
+            shown.display()
+        )));
     }
     let request = crate::cli::commands::AnalyzeRequest {
         artifact: path.to_path_buf(),
@@ -258,16 +293,25 @@ fn summary(shown: &Path, args: &CompareArgs) -> Result<RunSummary, CompareError>
     let report = crate::cli::commands::analyze(&request).map_err(|e| match e.exit {
         Exit::InvalidInput => CompareError::Input(e.message),
         Exit::Usage => CompareError::Usage(e.message),
-        exit => CompareError::Other { message: e.message, exit },
+        exit => CompareError::Other {
+            message: e.message,
+            exit,
+        },
     })?;
-    let raw = std::fs::read(path).map_err(|e| CompareError::input(format!("{}: {e}", path.display())))?;
+    let raw =
+        std::fs::read(path).map_err(|e| CompareError::input(format!("{}: {e}", path.display())))?;
     RunSummary::from_artifact(shown, &raw, report.json)
 }
 
 fn number(text: &str, flag: &str) -> Result<f64, CompareError> {
-    let value: f64 = text.trim().parse().map_err(|_| CompareError::usage(format!("{flag}: '{text}' is not a number")))?;
+    let value: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| CompareError::usage(format!("{flag}: '{text}' is not a number")))?;
     if !value.is_finite() {
-        return Err(CompareError::usage(format!("{flag}: '{text}' is not a finite number")));
+        return Err(CompareError::usage(format!(
+            "{flag}: '{text}' is not a finite number"
+        )));
     }
     Ok(value)
 }
@@ -276,7 +320,9 @@ fn segment(text: &str) -> Result<(String, f64, f64), CompareError> {
     let (name, span) = text.split_once('=').unwrap_or((text, ""));
     let (start, end) = span.split_once(':').unwrap_or((span, ""));
     if name.is_empty() || start.is_empty() || end.is_empty() {
-        return Err(CompareError::usage(format!("--segment '{text}': use NAME=START:END")));
+        return Err(CompareError::usage(format!(
+            "--segment '{text}': use NAME=START:END"
+        )));
     }
     let flag = format!("--segment '{text}'");
     Ok((name.to_owned(), number(start, &flag)?, number(end, &flag)?))
@@ -291,30 +337,51 @@ pub fn comparison_spec(args: &CompareArgs) -> Result<Spec, CompareError> {
         let unit = metrics::metric_unit(metric);
         let flag = format!("--gate '{text}'");
         if metric.is_empty() || rule.is_empty() || budget.is_empty() {
-            return Err(CompareError::usage(format!("{flag}: use METRIC=RULE:BUDGET")));
+            return Err(CompareError::usage(format!(
+                "{flag}: use METRIC=RULE:BUDGET"
+            )));
         }
         let Some(unit) = unit else {
-            return Err(CompareError::usage(format!("{flag}: '{metric}' names no metric, or metrics in different units")));
+            return Err(CompareError::usage(format!(
+                "{flag}: '{metric}' names no metric, or metrics in different units"
+            )));
         };
         let amount = number(budget, &flag)?;
         if let Some(vacuous) = metrics::vacuous_budget(metric, amount) {
             return Err(CompareError::usage(format!("{flag}: {vacuous}")));
         }
-        gates.push((metric.to_owned(), GateRule::new(rule, amount, unit, args.min_complete_blocks)?));
+        gates.push((
+            metric.to_owned(),
+            GateRule::new(rule, amount, unit, args.min_complete_blocks)?,
+        ));
     }
     let mut fallbacks = Vec::new();
     for text in &args.fallback {
         let (metric, rest) = text.split_once('=').unwrap_or((text, ""));
         let (budget, unit) = rest.split_once(':').unwrap_or((rest, ""));
         if metric.is_empty() || budget.is_empty() || unit.is_empty() {
-            return Err(CompareError::usage(format!("--fallback '{text}': use METRIC=BUDGET:UNIT")));
+            return Err(CompareError::usage(format!(
+                "--fallback '{text}': use METRIC=BUDGET:UNIT"
+            )));
         }
-        fallbacks.push((metric.to_owned(), number(budget, &format!("--fallback '{text}'"))?, unit.to_owned()));
+        fallbacks.push((
+            metric.to_owned(),
+            number(budget, &format!("--fallback '{text}'"))?,
+            unit.to_owned(),
+        ));
     }
-    let gated: Vec<String> = gates.iter().flat_map(|(p, _)| metrics::metric_names(p)).collect();
+    let gated: Vec<String> = gates
+        .iter()
+        .flat_map(|(p, _)| metrics::metric_names(p))
+        .collect();
     for (pattern, _, _) in &fallbacks {
-        if !metrics::metric_names(pattern).iter().any(|n| gated.contains(n)) {
-            return Err(CompareError::usage(format!("--fallback {pattern}: matches no gated metric, so it would never apply")));
+        if !metrics::metric_names(pattern)
+            .iter()
+            .any(|n| gated.contains(n))
+        {
+            return Err(CompareError::usage(format!(
+                "--fallback {pattern}: matches no gated metric, so it would never apply"
+            )));
         }
     }
     Spec {
@@ -330,7 +397,12 @@ pub fn comparison_spec(args: &CompareArgs) -> Result<Spec, CompareError> {
         min_run_pass: args.min_run_pass,
         attainment_model: args.attainment_model.clone(),
         family: args.family.clone(),
-        added_observers: args.added_observers.split(',').filter(|n| !n.is_empty()).map(str::to_owned).collect(),
+        added_observers: args
+            .added_observers
+            .split(',')
+            .filter(|n| !n.is_empty())
+            .map(str::to_owned)
+            .collect(),
         evidence_floor: args.evidence_floor,
         cases: (!args.case.is_empty()).then(|| args.case.clone()),
         bootstrap_min_n: 10,
@@ -344,16 +416,24 @@ pub fn comparison_spec(args: &CompareArgs) -> Result<Spec, CompareError> {
 /// Writes a report file as the reference does: indented JSON and a newline,
 /// through a temporary file renamed into place.
 fn write_report(path: &Path, report: &ojson::J) -> Result<(), CompareError> {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = path.with_file_name(format!("{name}.tmp"));
-    let failed = |e: std::io::Error| CompareError::Other { message: format!("{}: {e}", path.display()), exit: Exit::Unexpected };
+    let failed = |e: std::io::Error| CompareError::Other {
+        message: format!("{}: {e}", path.display()),
+        exit: Exit::Unexpected,
+    };
     std::fs::write(&tmp, format!("{}\n", report.dumps_pretty())).map_err(failed)?;
     std::fs::rename(&tmp, path).map_err(failed)
 }
 
 /// Now, as `%Y-%m-%dT%H:%M:%SZ`.
 fn now_utc() -> String {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
     // Howard Hinnant's civil_from_days.
@@ -366,5 +446,10 @@ fn now_utc() -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3_600, rem % 3_600 / 60, rem % 60)
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3_600,
+        rem % 3_600 / 60,
+        rem % 60
+    )
 }

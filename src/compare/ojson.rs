@@ -85,7 +85,10 @@ impl J {
     pub fn get(&self, key: &str) -> &J {
         static NULL: J = J::Null;
         match self {
-            J::Obj(items) => items.iter().find(|(k, _)| k == key).map_or(&NULL, |(_, v)| v),
+            J::Obj(items) => items
+                .iter()
+                .find(|(k, _)| k == key)
+                .map_or(&NULL, |(_, v)| v),
             _ => &NULL,
         }
     }
@@ -111,7 +114,12 @@ impl J {
             J::Float(f) => pyjson::nonfinite_value(*f),
             J::Str(s) => Value::String(s.clone()),
             J::Arr(items) => Value::Array(items.iter().map(J::to_value).collect()),
-            J::Obj(items) => Value::Object(items.iter().map(|(k, v)| (k.clone(), v.to_value())).collect()),
+            J::Obj(items) => Value::Object(
+                items
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.to_value()))
+                    .collect(),
+            ),
             J::Raw(v) => v.clone(),
         }
     }

@@ -33,7 +33,15 @@ fn verdict_status(exit_code: i64) -> &'static str {
 }
 
 /// The envelope every report shares.
-pub fn envelope(exit_code: i64, summary: &str, findings: Vec<J>, metrics: J, payload: Option<J>, argv: &[String], generated_at: &str) -> J {
+pub fn envelope(
+    exit_code: i64,
+    summary: &str,
+    findings: Vec<J>,
+    metrics: J,
+    payload: Option<J>,
+    argv: &[String],
+    generated_at: &str,
+) -> J {
     let mut report = obj([
         ("schema_version", J::Int(1)),
         ("format", J::from("stormlog.report")),
@@ -50,7 +58,11 @@ pub fn envelope(exit_code: i64, summary: &str, findings: Vec<J>, metrics: J, pay
         ),
         (
             "verdict",
-            obj([("status", J::from(verdict_status(exit_code))), ("exit_code", J::Int(exit_code)), ("summary", J::from(summary))]),
+            obj([
+                ("status", J::from(verdict_status(exit_code))),
+                ("exit_code", J::Int(exit_code)),
+                ("summary", J::from(summary)),
+            ]),
         ),
         ("findings", J::Arr(findings)),
         ("metrics", metrics),
@@ -76,10 +88,26 @@ pub fn error_report(message: &str, exit_code: i64, argv: &[String], generated_at
         Some(message),
         None,
     );
-    envelope(exit_code, message, vec![finding], J::Obj(vec![]), None, argv, generated_at)
+    envelope(
+        exit_code,
+        message,
+        vec![finding],
+        J::Obj(vec![]),
+        None,
+        argv,
+        generated_at,
+    )
 }
 
-fn finding(id: &str, kind: &str, severity: &str, title: &str, evidence: Vec<J>, message: Option<&str>, metrics: Option<J>) -> J {
+fn finding(
+    id: &str,
+    kind: &str,
+    severity: &str,
+    title: &str,
+    evidence: Vec<J>,
+    message: Option<&str>,
+    metrics: Option<J>,
+) -> J {
     let mut f = obj([
         ("id", J::from(id)),
         ("kind", J::from(kind)),
@@ -126,7 +154,11 @@ fn finding_id(kind: &str, parts: &[&str]) -> String {
             }
         }
         let trimmed = cleaned.trim_matches(|c| c == '_' || c == '.');
-        out.push(if trimmed.is_empty() { "x".to_owned() } else { trimmed.to_owned() });
+        out.push(if trimmed.is_empty() {
+            "x".to_owned()
+        } else {
+            trimmed.to_owned()
+        });
     }
     out.join(".")
 }
@@ -156,14 +188,45 @@ pub fn payload(c: &Comparison) -> J {
             (
                 id.clone(),
                 obj([
-                    ("metrics", J::Obj(case.metrics.iter().map(|m| (m.name.clone(), m.to_record())).collect())),
-                    ("absent_gates", J::Obj(case.absent_gates.iter().map(|(p, g)| (p.clone(), g.to_record())).collect())),
-                    ("attainment_gate", case.attainment_gate.clone().unwrap_or(J::Null)),
-                    ("attainment_mean", case.attainment_mean.clone().unwrap_or(J::Null)),
-                    ("attrition", J::Arr(case.attrition.iter().map(|e| e.to_record()).collect())),
+                    (
+                        "metrics",
+                        J::Obj(
+                            case.metrics
+                                .iter()
+                                .map(|m| (m.name.clone(), m.to_record()))
+                                .collect(),
+                        ),
+                    ),
+                    (
+                        "absent_gates",
+                        J::Obj(
+                            case.absent_gates
+                                .iter()
+                                .map(|(p, g)| (p.clone(), g.to_record()))
+                                .collect(),
+                        ),
+                    ),
+                    (
+                        "attainment_gate",
+                        case.attainment_gate.clone().unwrap_or(J::Null),
+                    ),
+                    (
+                        "attainment_mean",
+                        case.attainment_mean.clone().unwrap_or(J::Null),
+                    ),
+                    (
+                        "attrition",
+                        J::Arr(case.attrition.iter().map(|e| e.to_record()).collect()),
+                    ),
                     (
                         "set_aside",
-                        obj([("unit", J::from(&case.set_aside.0)), ("items", J::Arr(case.set_aside.1.iter().map(J::from).collect()))]),
+                        obj([
+                            ("unit", J::from(&case.set_aside.0)),
+                            (
+                                "items",
+                                J::Arr(case.set_aside.1.iter().map(J::from).collect()),
+                            ),
+                        ]),
                     ),
                     ("membership", J::from(case.membership.clone())),
                     ("gated", J::Bool(case.gated)),
@@ -178,8 +241,14 @@ pub fn payload(c: &Comparison) -> J {
         ("version", J::Int(1)),
         ("spec", c.spec.to_record()),
         ("design", J::from(&c.design)),
-        ("runs", J::Arr(c.runs.iter().map(|(arm, r)| r_record(r, arm)).collect())),
-        ("excluded", J::Arr(c.excluded.iter().map(|e| e.to_record()).collect())),
+        (
+            "runs",
+            J::Arr(c.runs.iter().map(|(arm, r)| r_record(r, arm)).collect()),
+        ),
+        (
+            "excluded",
+            J::Arr(c.excluded.iter().map(|e| e.to_record()).collect()),
+        ),
         ("compatibility", c.compatibility.to_record()),
         ("observer_issues", strings(&c.observer_issues)),
         ("cases", J::Obj(cases)),
@@ -188,10 +257,23 @@ pub fn payload(c: &Comparison) -> J {
             "verdict",
             obj([
                 ("exit_code", J::Int(c.exit_code())),
-                ("failed", J::Arr(c.failed().into_iter().map(|(a, b)| J::Arr(vec![J::from(a), J::from(b)])).collect())),
+                (
+                    "failed",
+                    J::Arr(
+                        c.failed()
+                            .into_iter()
+                            .map(|(a, b)| J::Arr(vec![J::from(a), J::from(b)]))
+                            .collect(),
+                    ),
+                ),
                 (
                     "not_evaluable",
-                    J::Arr(c.not_evaluable().into_iter().map(|(a, b, r)| J::Arr(vec![J::from(a), J::from(b), r])).collect()),
+                    J::Arr(
+                        c.not_evaluable()
+                            .into_iter()
+                            .map(|(a, b, r)| J::Arr(vec![J::from(a), J::from(b), r]))
+                            .collect(),
+                    ),
                 ),
                 ("allow_not_evaluable", J::Bool(c.spec.allow_not_evaluable)),
             ]),
@@ -199,12 +281,32 @@ pub fn payload(c: &Comparison) -> J {
         (
             "diagnostics",
             obj([
-                ("started_at_ns", obj([("baseline", ints(&c.started.0)), ("candidate", ints(&c.started.1))])),
-                ("covariates", J::Arr(c.compatibility.covariates.iter().map(|d| d.to_record()).collect())),
+                (
+                    "started_at_ns",
+                    obj([
+                        ("baseline", ints(&c.started.0)),
+                        ("candidate", ints(&c.started.1)),
+                    ]),
+                ),
+                (
+                    "covariates",
+                    J::Arr(
+                        c.compatibility
+                            .covariates
+                            .iter()
+                            .map(|d| d.to_record())
+                            .collect(),
+                    ),
+                ),
                 ("warnings", strings(&c.warnings)),
                 (
                     "unverified_pairs",
-                    J::Arr(c.unverified_pairs.iter().map(|(a, b, n)| J::Arr(vec![J::from(a), J::from(b), strings(n)])).collect()),
+                    J::Arr(
+                        c.unverified_pairs
+                            .iter()
+                            .map(|(a, b, n)| J::Arr(vec![J::from(a), J::from(b), strings(n)]))
+                            .collect(),
+                    ),
                 ),
                 (
                     "allowed_within_arm",
@@ -215,7 +317,15 @@ pub fn payload(c: &Comparison) -> J {
                                 obj([
                                     ("arm", J::from(&w.arm)),
                                     ("field", J::from(&w.field)),
-                                    ("values", J::Obj(w.values.iter().map(|(k, v)| (k.clone(), J::Raw(v.clone()))).collect())),
+                                    (
+                                        "values",
+                                        J::Obj(
+                                            w.values
+                                                .iter()
+                                                .map(|(k, v)| (k.clone(), J::Raw(v.clone())))
+                                                .collect(),
+                                        ),
+                                    ),
                                 ])
                             })
                             .collect(),
@@ -223,7 +333,10 @@ pub fn payload(c: &Comparison) -> J {
                 ),
             ]),
         ),
-        ("limits", J::Arr(LIMITS.iter().map(|s| J::from(*s)).collect())),
+        (
+            "limits",
+            J::Arr(LIMITS.iter().map(|s| J::from(*s)).collect()),
+        ),
     ])
 }
 
@@ -241,14 +354,26 @@ pub fn run_record(run: &super::engine::RunSummary, arm: &str) -> J {
         ("session_id", J::Raw(run.session_id.clone())),
         ("labels", J::Raw(run.labels.clone())),
         ("session_status", J::from(run.session_status.clone())),
-        ("protocol_failures", J::Arr(run.protocol_failures.iter().map(J::from).collect())),
-        ("outcome_failures", J::Arr(run.outcome_failures.iter().map(J::from).collect())),
+        (
+            "protocol_failures",
+            J::Arr(run.protocol_failures.iter().map(J::from).collect()),
+        ),
+        (
+            "outcome_failures",
+            J::Arr(run.outcome_failures.iter().map(J::from).collect()),
+        ),
         ("started_at_ns", J::from(run.started_at_ns)),
     ])
 }
 
 /// The envelope for a finished comparison; `path` names the report file.
-pub fn comparison_report(c: &Comparison, exit_code: i64, argv: &[String], path: Option<&str>, generated_at: &str) -> J {
+pub fn comparison_report(
+    c: &Comparison,
+    exit_code: i64,
+    argv: &[String],
+    path: Option<&str>,
+    generated_at: &str,
+) -> J {
     let mut findings = Vec::new();
     for (case_id, name, gate, absent) in c.gates() {
         if gate.status == "pass" {
@@ -256,11 +381,26 @@ pub fn comparison_report(c: &Comparison, exit_code: i64, argv: &[String], path: 
         }
         let failed = gate.status == FAIL;
         let _ = absent;
-        let unmatched = matches!(gate.reason.as_deref(), Some("metric_absent") | Some(super::engine::OVERLAP_NOT_GATED));
+        let unmatched = matches!(
+            gate.reason.as_deref(),
+            Some("metric_absent") | Some(super::engine::OVERLAP_NOT_GATED)
+        );
         let place = if unmatched { "absent_gates" } else { "metrics" };
-        let pointer = format!("/payload/cases/{}/{place}/{}", escape(case_id), escape(name));
-        let kind = if failed { "regression" } else { "not_evaluable" };
-        let title = if failed { format!("{name} in {case_id} failed its {} gate", gate.rule.rule) } else { format!("{name} in {case_id} could not be gated") };
+        let pointer = format!(
+            "/payload/cases/{}/{place}/{}",
+            escape(case_id),
+            escape(name)
+        );
+        let kind = if failed {
+            "regression"
+        } else {
+            "not_evaluable"
+        };
+        let title = if failed {
+            format!("{name} in {case_id} failed its {} gate", gate.rule.rule)
+        } else {
+            format!("{name} in {case_id} could not be gated")
+        };
         let statement = gate.claim.as_ref().map(|c| c.statement.clone());
         let message = match (&gate.reason, statement) {
             (r, None) => r.clone(),
@@ -278,7 +418,9 @@ pub fn comparison_report(c: &Comparison, exit_code: i64, argv: &[String], path: 
         ));
     }
     for (case_id, case) in &c.cases {
-        let Some(gate) = &case.attainment_gate else { continue };
+        let Some(gate) = &case.attainment_gate else {
+            continue;
+        };
         if gate.get("status") != &J::from(FAIL) {
             continue;
         }
@@ -290,7 +432,10 @@ pub fn comparison_report(c: &Comparison, exit_code: i64, argv: &[String], path: 
             &format!("too few candidate runs in {case_id} met the attainment target"),
             vec![pointer_evidence(&pointer, path, "the run-level gate")],
             None,
-            Some(obj([("runs_meeting", gate.get("runs_meeting").clone()), ("runs", gate.get("runs").clone())])),
+            Some(obj([
+                ("runs_meeting", gate.get("runs_meeting").clone()),
+                ("runs", gate.get("runs").clone()),
+            ])),
         ));
     }
     for (index, item) in c.excluded.iter().enumerate() {
@@ -305,14 +450,23 @@ pub fn comparison_report(c: &Comparison, exit_code: i64, argv: &[String], path: 
         ));
     }
     if c.compatibility.status == "unverified" {
-        let mut names: Vec<&str> = c.compatibility.unverified.iter().map(|d| d.name.as_str()).collect();
+        let mut names: Vec<&str> = c
+            .compatibility
+            .unverified
+            .iter()
+            .map(|d| d.name.as_str())
+            .collect();
         names.sort_unstable();
         findings.push(finding(
             "inference.comparison.unverified",
             "unverified",
             "warning",
             "the runs could not be shown to measure the same server",
-            vec![pointer_evidence("/payload/compatibility", path, "the comparability check")],
+            vec![pointer_evidence(
+                "/payload/compatibility",
+                path,
+                "the comparability check",
+            )],
             Some(&format!("unknown on a side: {}", names.join(", "))),
             None,
         ));
@@ -325,5 +479,13 @@ pub fn comparison_report(c: &Comparison, exit_code: i64, argv: &[String], path: 
         ("gates_not_evaluable", J::from(c.not_evaluable().len())),
         ("runs_excluded", J::from(c.excluded.len())),
     ]);
-    envelope(exit_code, &summary(c, exit_code), findings, metrics, Some(payload(c)), argv, generated_at)
+    envelope(
+        exit_code,
+        &summary(c, exit_code),
+        findings,
+        metrics,
+        Some(payload(c)),
+        argv,
+        generated_at,
+    )
 }

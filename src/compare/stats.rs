@@ -91,12 +91,22 @@ pub struct GateRule {
 
 impl GateRule {
     /// A rule, checked as the reference checks it.
-    pub fn new(rule: &str, budget: f64, unit: &str, min_complete_blocks: Option<i64>) -> Result<Self, CompareError> {
+    pub fn new(
+        rule: &str,
+        budget: f64,
+        unit: &str,
+        min_complete_blocks: Option<i64>,
+    ) -> Result<Self, CompareError> {
         if !GATE_RULES.contains(&rule) {
-            return Err(CompareError::usage(format!("gate rule must be one of {}", GATE_RULES.join(", "))));
+            return Err(CompareError::usage(format!(
+                "gate rule must be one of {}",
+                GATE_RULES.join(", ")
+            )));
         }
         if !budget.is_finite() || budget < 0.0 {
-            return Err(CompareError::usage("a gate budget must be a finite number >= 0"));
+            return Err(CompareError::usage(
+                "a gate budget must be a finite number >= 0",
+            ));
         }
         if unit == FRACTION_UNIT && budget >= 1.0 {
             return Err(CompareError::usage(format!(
@@ -119,7 +129,10 @@ impl GateRule {
             ("rule".into(), J::from(&self.rule)),
             ("budget".into(), J::Float(self.budget)),
             ("unit".into(), J::from(&self.unit)),
-            ("min_complete_blocks".into(), J::from(self.min_complete_blocks)),
+            (
+                "min_complete_blocks".into(),
+                J::from(self.min_complete_blocks),
+            ),
             ("fallback_budget".into(), J::from(self.fallback_budget)),
             ("fallback_unit".into(), J::from(self.fallback_unit.clone())),
         ]
@@ -222,7 +235,10 @@ impl GateOutcome {
             ("status".to_owned(), J::from(&self.status)),
             ("reason".to_owned(), J::from(self.reason.clone())),
             ("case".to_owned(), J::from(self.case.clone())),
-            ("claim".to_owned(), self.claim.as_ref().map_or(J::Null, Claim::to_record)),
+            (
+                "claim".to_owned(),
+                self.claim.as_ref().map_or(J::Null, Claim::to_record),
+            ),
         ];
         items.extend(self.rule.to_record());
         J::Obj(items)
@@ -243,7 +259,12 @@ pub struct Guards {
 impl Guards {
     fn to_record(&self) -> J {
         let loo = self.leave_one_out.map_or(J::Null, |[a, b, c, d]| {
-            obj([("lower_min", J::from(a)), ("lower_max", J::from(b)), ("upper_min", J::from(c)), ("upper_max", J::from(d))])
+            obj([
+                ("lower_min", J::from(a)),
+                ("lower_max", J::from(b)),
+                ("upper_min", J::from(c)),
+                ("upper_max", J::from(d)),
+            ])
         });
         obj([
             ("skewness", J::from(self.skewness)),
@@ -257,6 +278,8 @@ impl Guards {
 }
 
 pub type Counts = Vec<Option<i64>>;
+/// A run's value as `(lower, upper)`.
+pub type Bounds = (f64, f64);
 
 /// One metric, compared: every number a verdict or gate rests on.
 #[derive(Debug, Clone, PartialEq)]
@@ -269,7 +292,7 @@ pub struct MetricComparison {
     pub n_baseline: usize,
     pub n_candidate: usize,
     pub n_pairs: usize,
-    pub values: (Vec<(f64, f64)>, Vec<(f64, f64)>),
+    pub values: (Vec<Bounds>, Vec<Bounds>),
     pub attrition: Vec<J>,
     pub worst: Option<Estimate>,
     pub best: Option<Estimate>,
@@ -290,7 +313,13 @@ pub struct MetricComparison {
 impl MetricComparison {
     pub fn to_record(&self) -> J {
         let rec = |e: &Option<Estimate>| e.as_ref().map_or(J::Null, Estimate::to_record);
-        let pairs = |v: &Vec<(f64, f64)>| J::Arr(v.iter().map(|(a, b)| J::Arr(vec![J::Float(*a), J::Float(*b)])).collect());
+        let pairs = |v: &Vec<(f64, f64)>| {
+            J::Arr(
+                v.iter()
+                    .map(|(a, b)| J::Arr(vec![J::Float(*a), J::Float(*b)]))
+                    .collect(),
+            )
+        };
         let counts = |c: &Counts| J::Arr(c.iter().map(|m| J::from(*m)).collect());
         let verdict = match &self.verdict {
             None => J::Obj(vec![]),
@@ -305,27 +334,49 @@ impl MetricComparison {
             ("n_baseline", J::from(self.n_baseline)),
             ("n_candidate", J::from(self.n_candidate)),
             ("n_pairs", J::from(self.n_pairs)),
-            ("values", obj([("baseline", pairs(&self.values.0)), ("candidate", pairs(&self.values.1))])),
+            (
+                "values",
+                obj([
+                    ("baseline", pairs(&self.values.0)),
+                    ("candidate", pairs(&self.values.1)),
+                ]),
+            ),
             ("attrition", J::Arr(self.attrition.clone())),
-            ("effect", J::from(self.worst.as_ref().and_then(|w| w.effect))),
+            (
+                "effect",
+                J::from(self.worst.as_ref().and_then(|w| w.effect)),
+            ),
             (
                 "interval",
-                self.worst.as_ref().map_or(J::Null, |w| J::Arr(vec![J::from(w.lower), J::from(w.upper)])),
+                self.worst.as_ref().map_or(J::Null, |w| {
+                    J::Arr(vec![J::from(w.lower), J::from(w.upper)])
+                }),
             ),
-            ("estimates", obj([("worst_case", rec(&self.worst)), ("best_case", rec(&self.best))])),
+            (
+                "estimates",
+                obj([
+                    ("worst_case", rec(&self.worst)),
+                    ("best_case", rec(&self.best)),
+                ]),
+            ),
             ("cross_check", rec(&self.cross_check)),
             ("sensitivity", rec(&self.sensitivity)),
             ("difference", rec(&self.difference)),
             ("guards", self.guards.to_record()),
             ("effect_size", self.effect_size.clone().unwrap_or(J::Null)),
             ("verdict", verdict),
-            ("gate", self.gate.as_ref().map_or(J::Null, GateOutcome::to_record)),
+            (
+                "gate",
+                self.gate.as_ref().map_or(J::Null, GateOutcome::to_record),
+            ),
             ("reason", J::from(self.reason.clone())),
             ("degenerate", self.degenerate.clone().unwrap_or(J::Null)),
             ("pooled", self.pooled.clone().unwrap_or(J::Null)),
             (
                 "trials",
-                self.trials.as_ref().map_or(J::Null, |(a, b)| obj([("baseline", counts(a)), ("candidate", counts(b))])),
+                self.trials.as_ref().map_or(J::Null, |(a, b)| {
+                    obj([("baseline", counts(a)), ("candidate", counts(b))])
+                }),
             ),
         ])
     }
@@ -365,9 +416,24 @@ impl ProportionBound {
 pub fn clopper_pearson(k: u64, n: u64, confidence: f64, model: &'static str) -> ProportionBound {
     let alpha = 1.0 - confidence;
     let (kf, nf) = (k as f64, n as f64);
-    let lower = if k == 0 { 0.0 } else { beta_ppf(alpha / 2.0, kf, nf - kf + 1.0) };
-    let upper = if k == n { 1.0 } else { beta_ppf(1.0 - alpha / 2.0, kf + 1.0, nf - kf) };
-    ProportionBound { k, n, lower, upper, confidence, model }
+    let lower = if k == 0 {
+        0.0
+    } else {
+        beta_ppf(alpha / 2.0, kf, nf - kf + 1.0)
+    };
+    let upper = if k == n {
+        1.0
+    } else {
+        beta_ppf(1.0 - alpha / 2.0, kf + 1.0, nf - kf)
+    };
+    ProportionBound {
+        k,
+        n,
+        lower,
+        upper,
+        confidence,
+        model,
+    }
 }
 
 /// Whether at least a share q of runs meets the target (lower bound >= q).
@@ -378,16 +444,23 @@ pub fn run_pass_gate(k: u64, n: u64, q: f64, confidence: f64) -> J {
         ("runs", J::Int(n as i64)),
         ("required_share", J::Float(q)),
         ("lower_bound", J::Float(bound.lower)),
-        ("status", J::from(if bound.lower >= q { PASS } else { FAIL })),
+        (
+            "status",
+            J::from(if bound.lower >= q { PASS } else { FAIL }),
+        ),
         ("model", J::from("independent_runs")),
     ])
 }
 
 /// Holm's step-down: which hypotheses are rejected at family-wise alpha.
 pub fn holm(p_values: &[(String, Option<f64>)], alpha: f64) -> Vec<(String, bool)> {
-    let mut known: Vec<(&String, f64)> = p_values.iter().filter_map(|(n, p)| p.map(|p| (n, p))).collect();
+    let mut known: Vec<(&String, f64)> = p_values
+        .iter()
+        .filter_map(|(n, p)| p.map(|p| (n, p)))
+        .collect();
     known.sort_by(|a, b| a.1.total_cmp(&b.1));
-    let mut rejected: Vec<(String, bool)> = p_values.iter().map(|(n, _)| (n.clone(), false)).collect();
+    let mut rejected: Vec<(String, bool)> =
+        p_values.iter().map(|(n, _)| (n.clone(), false)).collect();
     let total = known.len();
     for (rank, (name, p)) in known.into_iter().enumerate() {
         if p > alpha / (total - rank) as f64 {
@@ -419,10 +492,28 @@ struct Pairs {
 
 type Run = (Option<(f64, f64)>, Option<i64>);
 
-fn pair(baseline: &[RunValue], candidate: &[RunValue], blocks: Option<(&[String], &[String])>, trials: Option<&(Counts, Counts)>) -> Pairs {
-    let count = |arm: usize, i: usize| trials.and_then(|t| if arm == 0 { t.0.get(i) } else { t.1.get(i) }).copied().flatten();
-    let first: Vec<Run> = baseline.iter().enumerate().map(|(i, v)| (v.bounds(), count(0, i))).collect();
-    let second: Vec<Run> = candidate.iter().enumerate().map(|(i, v)| (v.bounds(), count(1, i))).collect();
+fn pair(
+    baseline: &[RunValue],
+    candidate: &[RunValue],
+    blocks: Option<(&[String], &[String])>,
+    trials: Option<&(Counts, Counts)>,
+) -> Pairs {
+    let count = |arm: usize, i: usize| {
+        trials
+            .and_then(|t| if arm == 0 { t.0.get(i) } else { t.1.get(i) })
+            .copied()
+            .flatten()
+    };
+    let first: Vec<Run> = baseline
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (v.bounds(), count(0, i)))
+        .collect();
+    let second: Vec<Run> = candidate
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (v.bounds(), count(1, i)))
+        .collect();
     match blocks {
         None => unpaired(&first, &second),
         Some(blocks) => paired(&first, &second, blocks),
@@ -438,7 +529,11 @@ fn unpaired(first: &[Run], second: &[Run]) -> Pairs {
     for (arm, runs) in [("baseline", first), ("candidate", second)] {
         for (index, (value, _)) in runs.iter().enumerate() {
             if value.is_none() {
-                attrition.push(obj([("arm", J::from(arm)), ("run", J::from(index)), ("reason", J::from("missing_value"))]));
+                attrition.push(obj([
+                    ("arm", J::from(arm)),
+                    ("run", J::from(index)),
+                    ("reason", J::from("missing_value")),
+                ]));
             }
         }
     }
@@ -484,7 +579,10 @@ fn paired(first: &[Run], second: &[Run], blocks: (&[String], &[String])) -> Pair
             }
             (a, _) => {
                 let missing = if a.is_none() { "baseline" } else { "candidate" };
-                attrition.push(obj([("block", J::from(block)), ("reason", J::from(format!("block_incomplete:{missing}")))]));
+                attrition.push(obj([
+                    ("block", J::from(block)),
+                    ("reason", J::from(format!("block_incomplete:{missing}"))),
+                ]));
             }
         }
     }
@@ -536,14 +634,24 @@ fn mean_sd(values: &[f64]) -> (f64, f64) {
         return (m, 0.0);
     }
     let squares: Vec<f64> = values.iter().map(|v| (v - m) * (v - m)).collect();
-    (m, (pairwise_sum(&squares) / (values.len() - 1) as f64).sqrt())
+    (
+        m,
+        (pairwise_sum(&squares) / (values.len() - 1) as f64).sqrt(),
+    )
 }
 
 fn p_positive(mean: f64, se: f64, df: f64) -> Option<f64> {
     (se != 0.0).then(|| t_sf(mean / se, df))
 }
 
-fn one_sample(values: &[f64], confidence: f64, method: &str, estimand: &str, sign: f64, floor: Option<f64>) -> Estimate {
+fn one_sample(
+    values: &[f64],
+    confidence: f64,
+    method: &str,
+    estimand: &str,
+    sign: f64,
+    floor: Option<f64>,
+) -> Estimate {
     let n = values.len();
     let (m, sd) = mean_sd(values);
     let se = (sd / (n as f64).sqrt()).max(floor.unwrap_or(0.0));
@@ -562,10 +670,18 @@ fn one_sample(values: &[f64], confidence: f64, method: &str, estimand: &str, sig
     }
 }
 
-fn welch(first: &[f64], second: &[f64], confidence: f64, sign: f64, floor: Option<f64>) -> Estimate {
+fn welch(
+    first: &[f64],
+    second: &[f64],
+    confidence: f64,
+    sign: f64,
+    floor: Option<f64>,
+) -> Estimate {
     let (mean_a, sd_a) = mean_sd(first);
     let (mean_b, sd_b) = mean_sd(second);
-    let se = (sd_a * sd_a / first.len() as f64 + sd_b * sd_b / second.len() as f64).sqrt().max(floor.unwrap_or(0.0));
+    let se = (sd_a * sd_a / first.len() as f64 + sd_b * sd_b / second.len() as f64)
+        .sqrt()
+        .max(floor.unwrap_or(0.0));
     let df = first.len().min(second.len()) as i64 - 1;
     let half = t_quantile(confidence, df as f64) * se;
     let diff = mean_b - mean_a;
@@ -583,7 +699,14 @@ fn welch(first: &[f64], second: &[f64], confidence: f64, sign: f64, floor: Optio
 }
 
 /// The gated interval, on the effect scale.
-fn primary(design: &str, scale: &str, case: &Case, confidence: f64, sign: f64, floor: Option<f64>) -> Estimate {
+fn primary(
+    design: &str,
+    scale: &str,
+    case: &Case,
+    confidence: f64,
+    sign: f64,
+    floor: Option<f64>,
+) -> Estimate {
     if scale == ABSOLUTE {
         return one_sample(&case.1, confidence, "one_sample_t", ABSOLUTE, sign, None);
     }
@@ -598,7 +721,10 @@ fn primary(design: &str, scale: &str, case: &Case, confidence: f64, sign: f64, f
     if scale == LOG_RATIO {
         return relative(raw, "geometric_ratio");
     }
-    Estimate { estimand: DIFFERENCE.into(), ..raw }
+    Estimate {
+        estimand: DIFFERENCE.into(),
+        ..raw
+    }
 }
 
 /// A log-scale interval as a relative change, exp(x) - 1.
@@ -630,8 +756,15 @@ fn fieller(design: &str, case: &Case, confidence: f64) -> Estimate {
     let var_b = var_ddof1(b) / n_b as f64;
     let (mean_a, mean_b) = (mean(a), mean(b));
     let (cov, df) = if design == PAIRED {
-        let products: Vec<f64> = a.iter().zip(b).map(|(x, y)| (x - mean_a) * (y - mean_b)).collect();
-        (pairwise_sum(&products) / (n_a as f64 - 1.0) / n_a as f64, n_a as i64 - 1)
+        let products: Vec<f64> = a
+            .iter()
+            .zip(b)
+            .map(|(x, y)| (x - mean_a) * (y - mean_b))
+            .collect();
+        (
+            pairwise_sum(&products) / (n_a as f64 - 1.0) / n_a as f64,
+            n_a as i64 - 1,
+        )
     } else {
         (0.0, n_a.min(n_b) as i64 - 1)
     };
@@ -684,11 +817,21 @@ fn bootstrap(design: &str, scale: &str, case: &Case, confidence: f64, seed: u64)
         "block_bootstrap"
     } else {
         // numpy draws every baseline resample before any candidate one.
-        let picks_a: Vec<usize> = (0..BOOTSTRAP_RESAMPLES * a.len()).map(|_| rng.below(a.len())).collect();
-        let picks_b: Vec<usize> = (0..BOOTSTRAP_RESAMPLES * b.len()).map(|_| rng.below(b.len())).collect();
+        let picks_a: Vec<usize> = (0..BOOTSTRAP_RESAMPLES * a.len())
+            .map(|_| rng.below(a.len()))
+            .collect();
+        let picks_b: Vec<usize> = (0..BOOTSTRAP_RESAMPLES * b.len())
+            .map(|_| rng.below(b.len()))
+            .collect();
         for r in 0..BOOTSTRAP_RESAMPLES {
-            let row_a: Vec<f64> = picks_a[r * a.len()..(r + 1) * a.len()].iter().map(|&i| a[i]).collect();
-            let row_b: Vec<f64> = picks_b[r * b.len()..(r + 1) * b.len()].iter().map(|&i| b[i]).collect();
+            let row_a: Vec<f64> = picks_a[r * a.len()..(r + 1) * a.len()]
+                .iter()
+                .map(|&i| a[i])
+                .collect();
+            let row_b: Vec<f64> = picks_b[r * b.len()..(r + 1) * b.len()]
+                .iter()
+                .map(|&i| b[i])
+                .collect();
             means.push(mean(&row_b) - mean(&row_a));
         }
         "cluster_bootstrap"
@@ -713,7 +856,11 @@ fn bootstrap(design: &str, scale: &str, case: &Case, confidence: f64, seed: u64)
     if scale == LOG_RATIO {
         return relative(raw, "geometric_ratio");
     }
-    Estimate { estimand: DIFFERENCE.into(), detail: None, ..raw }
+    Estimate {
+        estimand: DIFFERENCE.into(),
+        detail: None,
+        ..raw
+    }
 }
 
 // ----------------------------------------------------------------- guards
@@ -770,10 +917,20 @@ fn guard_values(design: &str, scale: &str, case: &Case) -> Vec<f64> {
 
 fn bad(estimate: &Estimate, direction: &str) -> Option<(f64, f64, f64)> {
     let (e, l, u) = (estimate.effect?, estimate.lower?, estimate.upper?);
-    Some(if direction == LOWER_IS_BETTER { (e, l, u) } else { (-e, -u, -l) })
+    Some(if direction == LOWER_IS_BETTER {
+        (e, l, u)
+    } else {
+        (-e, -u, -l)
+    })
 }
 
-fn decide(rule: &str, budget: f64, worst: &Estimate, best: &Estimate, direction: &str) -> &'static str {
+fn decide(
+    rule: &str,
+    budget: f64,
+    worst: &Estimate,
+    best: &Estimate,
+    direction: &str,
+) -> &'static str {
     let estimate = if rule == NON_INFERIORITY { worst } else { best };
     let Some((effect, lower, upper)) = bad(estimate, direction) else {
         return NOT_EVALUABLE;
@@ -849,14 +1006,31 @@ fn sign(direction: &str) -> f64 {
 }
 
 /// Compare one metric's per-run values between the two arms.
-pub fn compare_values(request: &Request, baseline: &[RunValue], candidate: &[RunValue]) -> Result<MetricComparison, CompareError> {
+pub fn compare_values(
+    request: &Request,
+    baseline: &[RunValue],
+    candidate: &[RunValue],
+) -> Result<MetricComparison, CompareError> {
     let mut request = request.clone();
     if request.unavailable.is_none() {
-        request.unavailable = non_finite_reason(&request.direction, baseline, candidate).map(str::to_owned);
+        request.unavailable =
+            non_finite_reason(&request.direction, baseline, candidate).map(str::to_owned);
     }
     check(&request)?;
-    let blocks = request.blocks.as_ref().map(|(a, b)| (a.as_slice(), b.as_slice()));
-    let pairs = pair(baseline, candidate, if request.scale == ABSOLUTE { None } else { blocks }, request.trials.as_ref());
+    let blocks = request
+        .blocks
+        .as_ref()
+        .map(|(a, b)| (a.as_slice(), b.as_slice()));
+    let pairs = pair(
+        baseline,
+        candidate,
+        if request.scale == ABSOLUTE {
+            None
+        } else {
+            blocks
+        },
+        request.trials.as_ref(),
+    );
     let mut result = compare(&request, &pairs);
     if request.unit == FRACTION_UNIT {
         let outcome = run_level_gate(&request, baseline, candidate, blocks);
@@ -873,7 +1047,11 @@ pub fn compare_values(request: &Request, baseline: &[RunValue], candidate: &[Run
     Ok(result)
 }
 
-fn non_finite_reason(direction: &str, baseline: &[RunValue], candidate: &[RunValue]) -> Option<&'static str> {
+fn non_finite_reason(
+    direction: &str,
+    baseline: &[RunValue],
+    candidate: &[RunValue],
+) -> Option<&'static str> {
     if baseline.iter().chain(candidate).all(|v| v.finite()) {
         return None;
     }
@@ -904,13 +1082,21 @@ fn unreachable_gate() -> ! {
 fn check(request: &Request) -> Result<(), CompareError> {
     let name = &request.name;
     if request.direction != LOWER_IS_BETTER && request.direction != HIGHER_IS_BETTER {
-        return Err(CompareError::usage(format!("{name}: unknown direction '{}'", request.direction)));
+        return Err(CompareError::usage(format!(
+            "{name}: unknown direction '{}'",
+            request.direction
+        )));
     }
     if ![LOG_RATIO, DIFFERENCE, ABSOLUTE].contains(&request.scale.as_str()) {
-        return Err(CompareError::usage(format!("{name}: unknown scale '{}'", request.scale)));
+        return Err(CompareError::usage(format!(
+            "{name}: unknown scale '{}'",
+            request.scale
+        )));
     }
     if request.scale == LOG_RATIO && request.unit != RELATIVE {
-        return Err(CompareError::usage(format!("{name}: a log_ratio effect's unit is relative")));
+        return Err(CompareError::usage(format!(
+            "{name}: a log_ratio effect's unit is relative"
+        )));
     }
     if let Some(gate) = &request.gate {
         if gate.unit != request.unit {
@@ -926,7 +1112,8 @@ fn check(request: &Request) -> Result<(), CompareError> {
             )));
         }
         if gate.fallback_budget.is_some() && gate.fallback_unit != request.value_unit {
-            let shown = |u: &Option<String>| u.as_ref().map_or("None".to_owned(), |u| format!("'{u}'"));
+            let shown =
+                |u: &Option<String>| u.as_ref().map_or("None".to_owned(), |u| format!("'{u}'"));
             return Err(CompareError::usage(format!(
                 "{name}: the fallback budget's unit {} is not the values' {}",
                 shown(&gate.fallback_unit),
@@ -939,21 +1126,35 @@ fn check(request: &Request) -> Result<(), CompareError> {
 
 fn compare(request: &Request, pairs: &Pairs) -> MetricComparison {
     let mut base = shell(request, pairs);
-    let mut n = if request.scale == ABSOLUTE { pairs.candidate.len() } else { pairs.baseline.len() };
+    let mut n = if request.scale == ABSOLUTE {
+        pairs.candidate.len()
+    } else {
+        pairs.baseline.len()
+    };
     if pairs.design == INDEPENDENT && request.scale != ABSOLUTE {
         n = pairs.baseline.len().min(pairs.candidate.len());
     }
     if n < 2 {
-        let reason = if pairs.design == PAIRED { "insufficient_blocks" } else { "insufficient_runs" };
+        let reason = if pairs.design == PAIRED {
+            "insufficient_blocks"
+        } else {
+            "insufficient_runs"
+        };
         base.reason = Some(reason.into());
-        base.gate = request
-            .gate
-            .as_ref()
-            .map(|g| GateOutcome::new(NOT_EVALUABLE, Some(request.unavailable.as_deref().unwrap_or(reason)), g));
+        base.gate = request.gate.as_ref().map(|g| {
+            GateOutcome::new(
+                NOT_EVALUABLE,
+                Some(request.unavailable.as_deref().unwrap_or(reason)),
+                g,
+            )
+        });
         return base;
     }
     let (worst_case, best_case) = cases(pairs, &request.direction);
-    if request.scale == DIFFERENCE && constant(pairs).is_some() && floor(request, pairs, &worst_case).is_none() {
+    if request.scale == DIFFERENCE
+        && constant(pairs).is_some()
+        && floor(request, pairs, &worst_case).is_none()
+    {
         return degenerate(base, request, pairs);
     }
     if request.scale == LOG_RATIO {
@@ -967,13 +1168,21 @@ fn compare(request: &Request, pairs: &Pairs) -> MetricComparison {
 fn shell(request: &Request, pairs: &Pairs) -> MetricComparison {
     MetricComparison {
         name: request.name.clone(),
-        design: if request.scale == ABSOLUTE { ABSOLUTE.into() } else { pairs.design.into() },
+        design: if request.scale == ABSOLUTE {
+            ABSOLUTE.into()
+        } else {
+            pairs.design.into()
+        },
         scale: request.scale.clone(),
         unit: request.unit.clone(),
         direction: request.direction.clone(),
         n_baseline: pairs.n_baseline,
         n_candidate: pairs.n_candidate,
-        n_pairs: if pairs.design == PAIRED { pairs.baseline.len() } else { 0 },
+        n_pairs: if pairs.design == PAIRED {
+            pairs.baseline.len()
+        } else {
+            0
+        },
         values: (pairs.baseline.clone(), pairs.candidate.clone()),
         attrition: pairs.attrition.clone(),
         worst: None,
@@ -988,24 +1197,65 @@ fn shell(request: &Request, pairs: &Pairs) -> MetricComparison {
         reason: None,
         degenerate: None,
         pooled: None,
-        trials: (request.unit == FRACTION_UNIT && request.trials.is_some()).then(|| pairs.trials.clone()),
+        trials: (request.unit == FRACTION_UNIT && request.trials.is_some())
+            .then(|| pairs.trials.clone()),
     }
 }
 
-fn estimated(mut base: MetricComparison, request: &Request, pairs: &Pairs, worst_case: &Case, best_case: &Case) -> MetricComparison {
+fn estimated(
+    mut base: MetricComparison,
+    request: &Request,
+    pairs: &Pairs,
+    worst_case: &Case,
+    best_case: &Case,
+) -> MetricComparison {
     let sign = request.sign();
-    let worst = primary(pairs.design, &request.scale, worst_case, request.confidence, sign, floor(request, pairs, worst_case));
-    let best = primary(pairs.design, &request.scale, best_case, request.confidence, sign, floor(request, pairs, best_case));
+    let worst = primary(
+        pairs.design,
+        &request.scale,
+        worst_case,
+        request.confidence,
+        sign,
+        floor(request, pairs, worst_case),
+    );
+    let best = primary(
+        pairs.design,
+        &request.scale,
+        best_case,
+        request.confidence,
+        sign,
+        floor(request, pairs, best_case),
+    );
     let guards = guards(request, pairs, worst_case, &worst, &best);
     if request.scale == LOG_RATIO {
         base.cross_check = Some(fieller(pairs.design, worst_case, request.confidence));
-        base.difference = Some(primary(pairs.design, DIFFERENCE, worst_case, request.confidence, sign, None));
+        base.difference = Some(primary(
+            pairs.design,
+            DIFFERENCE,
+            worst_case,
+            request.confidence,
+            sign,
+            None,
+        ));
     }
-    if request.scale != ABSOLUTE && worst_case.0.len().min(worst_case.1.len()) >= request.bootstrap_min_n {
-        base.sensitivity = Some(bootstrap(pairs.design, &request.scale, worst_case, request.confidence, request.seed));
+    if request.scale != ABSOLUTE
+        && worst_case.0.len().min(worst_case.1.len()) >= request.bootstrap_min_n
+    {
+        base.sensitivity = Some(bootstrap(
+            pairs.design,
+            &request.scale,
+            worst_case,
+            request.confidence,
+            request.seed,
+        ));
     }
     base.effect_size = Some(effect_size(pairs));
-    base.verdict = Some(verdict(&worst, &best, &request.direction, request.tolerance()));
+    base.verdict = Some(verdict(
+        &worst,
+        &best,
+        &request.direction,
+        request.tolerance(),
+    ));
     base.gate = gate(request, pairs, &worst, &best, &guards);
     base.guards = guards;
     base.worst = Some(worst);
@@ -1013,7 +1263,13 @@ fn estimated(mut base: MetricComparison, request: &Request, pairs: &Pairs, worst
     base
 }
 
-fn guards(request: &Request, pairs: &Pairs, case: &Case, worst: &Estimate, best: &Estimate) -> Guards {
+fn guards(
+    request: &Request,
+    pairs: &Pairs,
+    case: &Case,
+    worst: &Estimate,
+    best: &Estimate,
+) -> Guards {
     let looked_at = guard_values(pairs.design, &request.scale, case);
     let (skewness, skew_limit, skew_flagged) = skew(&looked_at);
     // A fraction's gate is a claim about runs, which no single block decides.
@@ -1034,7 +1290,12 @@ fn guards(request: &Request, pairs: &Pairs, case: &Case, worst: &Estimate, best:
 
 type Span = [Option<f64>; 4];
 
-fn leave_one_out(request: &Request, pairs: &Pairs, worst: &Estimate, best: &Estimate) -> (Option<Span>, Option<usize>) {
+fn leave_one_out(
+    request: &Request,
+    pairs: &Pairs,
+    worst: &Estimate,
+    best: &Estimate,
+) -> (Option<Span>, Option<usize>) {
     let reduced = drop_one(pairs);
     if reduced.is_empty() {
         return (None, None);
@@ -1046,12 +1307,29 @@ fn leave_one_out(request: &Request, pairs: &Pairs, worst: &Estimate, best: &Esti
         .map(|subset| {
             let (w, b) = cases(subset, &request.direction);
             (
-                primary(subset.design, &request.scale, &w, request.confidence, sign, None),
-                primary(subset.design, &request.scale, &b, request.confidence, sign, None),
+                primary(
+                    subset.design,
+                    &request.scale,
+                    &w,
+                    request.confidence,
+                    sign,
+                    None,
+                ),
+                primary(
+                    subset.design,
+                    &request.scale,
+                    &b,
+                    request.confidence,
+                    sign,
+                    None,
+                ),
             )
         })
         .collect();
-    let flips = estimates.iter().filter(|(w, b)| rule_decision(request, w, b) != decision).count();
+    let flips = estimates
+        .iter()
+        .filter(|(w, b)| rule_decision(request, w, b) != decision)
+        .count();
     let lowers: Vec<f64> = estimates.iter().filter_map(|(e, _)| e.lower).collect();
     let uppers: Vec<f64> = estimates.iter().filter_map(|(e, _)| e.upper).collect();
     let min = |v: &[f64]| v.iter().copied().reduce(f64::min);
@@ -1061,7 +1339,13 @@ fn leave_one_out(request: &Request, pairs: &Pairs, worst: &Estimate, best: &Esti
 }
 
 fn drop_one(pairs: &Pairs) -> Vec<Pairs> {
-    let without = |v: &[(f64, f64)], i: usize| -> Vec<(f64, f64)> { v.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, x)| *x).collect() };
+    let without = |v: &[(f64, f64)], i: usize| -> Vec<(f64, f64)> {
+        v.iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, x)| *x)
+            .collect()
+    };
     let make = |design, baseline, candidate| Pairs {
         design,
         baseline,
@@ -1076,18 +1360,32 @@ fn drop_one(pairs: &Pairs) -> Vec<Pairs> {
             return Vec::new();
         }
         return (0..pairs.baseline.len())
-            .map(|i| make(PAIRED, without(&pairs.baseline, i), without(&pairs.candidate, i)))
+            .map(|i| {
+                make(
+                    PAIRED,
+                    without(&pairs.baseline, i),
+                    without(&pairs.candidate, i),
+                )
+            })
             .collect();
     }
     let mut subsets = Vec::new();
     if pairs.baseline.len() > MIN_GATE_PAIRS {
         for i in 0..pairs.baseline.len() {
-            subsets.push(make(INDEPENDENT, without(&pairs.baseline, i), pairs.candidate.clone()));
+            subsets.push(make(
+                INDEPENDENT,
+                without(&pairs.baseline, i),
+                pairs.candidate.clone(),
+            ));
         }
     }
     if pairs.candidate.len() > MIN_GATE_PAIRS {
         for i in 0..pairs.candidate.len() {
-            subsets.push(make(INDEPENDENT, pairs.baseline.clone(), without(&pairs.candidate, i)));
+            subsets.push(make(
+                INDEPENDENT,
+                pairs.baseline.clone(),
+                without(&pairs.candidate, i),
+            ));
         }
     }
     subsets
@@ -1095,7 +1393,13 @@ fn drop_one(pairs: &Pairs) -> Vec<Pairs> {
 
 fn rule_decision(request: &Request, worst: &Estimate, best: &Estimate) -> Option<&'static str> {
     let gate = request.gate.as_ref()?;
-    Some(decide(&gate.rule, gate.budget, worst, best, &request.direction))
+    Some(decide(
+        &gate.rule,
+        gate.budget,
+        worst,
+        best,
+        &request.direction,
+    ))
 }
 
 fn beats(candidate: f64, baseline: f64) -> f64 {
@@ -1120,21 +1424,41 @@ fn effect_size(pairs: &Pairs) -> J {
         ]);
     }
     let count = first.len() * second.len();
-    let total: f64 = first.iter().flat_map(|a| second.iter().map(move |b| beats(*b, *a))).sum();
+    let total: f64 = first
+        .iter()
+        .flat_map(|a| second.iter().map(move |b| beats(*b, *a)))
+        .sum();
     obj([
         ("name", J::from("a12")),
-        ("value", if count > 0 { J::Float(total / count as f64) } else { J::Null }),
+        (
+            "value",
+            if count > 0 {
+                J::Float(total / count as f64)
+            } else {
+                J::Null
+            },
+        ),
         ("count", J::from(count)),
     ])
 }
 
-fn gate(request: &Request, pairs: &Pairs, worst: &Estimate, best: &Estimate, guards: &Guards) -> Option<GateOutcome> {
+fn gate(
+    request: &Request,
+    pairs: &Pairs,
+    worst: &Estimate,
+    best: &Estimate,
+    guards: &Guards,
+) -> Option<GateOutcome> {
     let gate = request.gate.as_ref()?;
     if let Some(reason) = gate_blocker(request, pairs, guards) {
         return Some(GateOutcome::new(NOT_EVALUABLE, Some(&reason), gate));
     }
     let status = decide(&gate.rule, gate.budget, worst, best, &request.direction);
-    let case = if gate.rule == NON_INFERIORITY { "worst_case" } else { "best_case" };
+    let case = if gate.rule == NON_INFERIORITY {
+        "worst_case"
+    } else {
+        "best_case"
+    };
     let reason = match status {
         PASS => None,
         FAIL => Some("exceeds_budget"),
@@ -1149,11 +1473,18 @@ fn gate_blocker(request: &Request, pairs: &Pairs, guards: &Guards) -> Option<Str
     if let Some(reason) = &request.unavailable {
         return Some(reason.clone());
     }
-    if gate.min_complete_blocks.is_some_and(|m| (complete as i64) < m) {
+    if gate
+        .min_complete_blocks
+        .is_some_and(|m| (complete as i64) < m)
+    {
         return Some("blocks_below_preregistered".into());
     }
     if complete < MIN_GATE_PAIRS {
-        let reason = if pairs.design == PAIRED { "insufficient_blocks" } else { "insufficient_runs" };
+        let reason = if pairs.design == PAIRED {
+            "insufficient_blocks"
+        } else {
+            "insufficient_runs"
+        };
         return Some(reason.into());
     }
     if guards.decision_flips.is_some_and(|f| f > 0) {
@@ -1188,12 +1519,22 @@ fn constant(pairs: &Pairs) -> Option<f64> {
 
 fn degenerate(mut base: MetricComparison, request: &Request, pairs: &Pairs) -> MetricComparison {
     let value = constant(pairs);
-    let kind = if value == Some(0.0) { "degenerate_zero" } else { "degenerate_constant" };
+    let kind = if value == Some(0.0) {
+        "degenerate_zero"
+    } else {
+        "degenerate_constant"
+    };
     let alpha = 1.0 - request.confidence;
     let mut bounds = Vec::new();
-    for (arm, count) in [("baseline", pairs.baseline.len()), ("candidate", pairs.candidate.len())] {
+    for (arm, count) in [
+        ("baseline", pairs.baseline.len()),
+        ("candidate", pairs.candidate.len()),
+    ] {
         if count > 0 {
-            bounds.push((arm.to_owned(), J::Float(1.0 - (alpha / 2.0).powf(1.0 / count as f64))));
+            bounds.push((
+                arm.to_owned(),
+                J::Float(1.0 - (alpha / 2.0).powf(1.0 / count as f64)),
+            ));
         }
     }
     base.degenerate = Some(obj([
@@ -1207,7 +1548,11 @@ fn degenerate(mut base: MetricComparison, request: &Request, pairs: &Pairs) -> M
     ]));
     if let Some(rule) = &request.gate {
         let blocker = gate_blocker(request, pairs, &Guards::default());
-        base.gate = Some(GateOutcome::new(NOT_EVALUABLE, Some(blocker.as_deref().unwrap_or(kind)), rule));
+        base.gate = Some(GateOutcome::new(
+            NOT_EVALUABLE,
+            Some(blocker.as_deref().unwrap_or(kind)),
+            rule,
+        ));
     }
     base.verdict = Some(("no_detectable_change".into(), "undetermined".into()));
     base.reason = Some(kind.into());
@@ -1219,16 +1564,39 @@ fn nonpositive(request: &Request, worst_case: &Case, best_case: &Case) -> Option
         return Some("undefined_in_arm");
     }
     if worst_case.1.iter().chain(&best_case.1).any(|v| *v <= 0.0) {
-        return Some(if request.direction == HIGHER_IS_BETTER { "candidate_zero" } else { "undefined_in_arm" });
+        return Some(if request.direction == HIGHER_IS_BETTER {
+            "candidate_zero"
+        } else {
+            "undefined_in_arm"
+        });
     }
     None
 }
 
-fn zero_rule(mut base: MetricComparison, request: &Request, pairs: &Pairs, blocked: &str) -> MetricComparison {
+fn zero_rule(
+    mut base: MetricComparison,
+    request: &Request,
+    pairs: &Pairs,
+    blocked: &str,
+) -> MetricComparison {
     let (worst_case, best_case) = cases(pairs, &request.direction);
     let sign = request.sign();
-    let worst = primary(pairs.design, DIFFERENCE, &worst_case, request.confidence, sign, None);
-    let best = primary(pairs.design, DIFFERENCE, &best_case, request.confidence, sign, None);
+    let worst = primary(
+        pairs.design,
+        DIFFERENCE,
+        &worst_case,
+        request.confidence,
+        sign,
+        None,
+    );
+    let best = primary(
+        pairs.design,
+        DIFFERENCE,
+        &best_case,
+        request.confidence,
+        sign,
+        None,
+    );
     base.difference = Some(worst.clone());
     base.reason = Some(blocked.to_owned());
     base.effect_size = Some(effect_size(pairs));
@@ -1245,16 +1613,29 @@ fn zero_rule(mut base: MetricComparison, request: &Request, pairs: &Pairs, block
     }
     let blocker = gate_blocker(request, pairs, &Guards::default());
     let Some(fallback) = rule.fallback_budget.filter(|_| blocker.is_none()) else {
-        base.gate = Some(GateOutcome::new(NOT_EVALUABLE, Some(blocker.as_deref().unwrap_or(blocked)), rule));
+        base.gate = Some(GateOutcome::new(
+            NOT_EVALUABLE,
+            Some(blocker.as_deref().unwrap_or(blocked)),
+            rule,
+        ));
         return base;
     };
     let status = decide(&rule.rule, fallback, &worst, &best, &request.direction);
-    let reason = if status == PASS { "fallback_budget" } else { "exceeds_fallback_budget" };
+    let reason = if status == PASS {
+        "fallback_budget"
+    } else {
+        "exceeds_fallback_budget"
+    };
     base.gate = Some(GateOutcome::new(status, Some(reason), rule).with_case("fallback"));
     base
 }
 
-fn candidate_zero_gate(request: &Request, pairs: &Pairs, worst_case: &Case, best_case: &Case) -> Option<GateOutcome> {
+fn candidate_zero_gate(
+    request: &Request,
+    pairs: &Pairs,
+    worst_case: &Case,
+    best_case: &Case,
+) -> Option<GateOutcome> {
     let rule = request.gate.as_ref()?;
     let regression = rule.rule != NON_INFERIORITY;
     if regression {
@@ -1263,13 +1644,17 @@ fn candidate_zero_gate(request: &Request, pairs: &Pairs, worst_case: &Case, best
         }
     }
     let used = if regression { best_case } else { worst_case };
-    used.1.iter().any(|v| *v <= 0.0).then(|| GateOutcome::new(FAIL, Some("candidate_zero"), rule))
+    used.1
+        .iter()
+        .any(|v| *v <= 0.0)
+        .then(|| GateOutcome::new(FAIL, Some("candidate_zero"), rule))
 }
 
 // --------------------------------------------------------------- fractions
 
 fn counted(pairs: &Pairs) -> bool {
-    let lengths_ok = pairs.trials.0.len() == pairs.baseline.len() && pairs.trials.1.len() == pairs.candidate.len();
+    let lengths_ok = pairs.trials.0.len() == pairs.baseline.len()
+        && pairs.trials.1.len() == pairs.candidate.len();
     let all: Vec<&Option<i64>> = pairs.trials.0.iter().chain(&pairs.trials.1).collect();
     lengths_ok && !all.is_empty() && all.iter().all(|m| m.is_some_and(|m| m > 0))
 }
@@ -1281,7 +1666,11 @@ fn floor(request: &Request, pairs: &Pairs, case: &Case) -> Option<f64> {
     let mut variance = 0.0;
     for (values, counts) in [(&case.0, &pairs.trials.0), (&case.1, &pairs.trials.1)] {
         let total: f64 = counts.iter().map(|m| m.unwrap_or(0) as f64).sum();
-        let events: f64 = values.iter().zip(counts).map(|(v, m)| v * m.unwrap_or(0) as f64).sum();
+        let events: f64 = values
+            .iter()
+            .zip(counts)
+            .map(|(v, m)| v * m.unwrap_or(0) as f64)
+            .sum();
         let share = (events + 1.0) / (total + 2.0);
         variance += share * (1.0 - share) / total;
     }
@@ -1294,11 +1683,23 @@ fn pooled(request: &Request, pairs: &Pairs) -> Option<J> {
     }
     let (worst_case, _) = cases(pairs, &request.direction);
     let mut bounds = Vec::new();
-    for (values, counts) in [(&worst_case.0, &pairs.trials.0), (&worst_case.1, &pairs.trials.1)] {
+    for (values, counts) in [
+        (&worst_case.0, &pairs.trials.0),
+        (&worst_case.1, &pairs.trials.1),
+    ] {
         let total: i64 = counts.iter().map(|m| m.unwrap_or(0)).sum();
-        let events: f64 = values.iter().zip(counts).map(|(v, m)| v * m.unwrap_or(0) as f64).sum();
+        let events: f64 = values
+            .iter()
+            .zip(counts)
+            .map(|(v, m)| v * m.unwrap_or(0) as f64)
+            .sum();
         let events = crate::analysis::stats::round_half_even(events).max(0.0) as u64;
-        bounds.push(clopper_pearson(events, total.max(0) as u64, request.confidence, "independent_requests"));
+        bounds.push(clopper_pearson(
+            events,
+            total.max(0) as u64,
+            request.confidence,
+            "independent_requests",
+        ));
     }
     let bad = if request.direction == LOWER_IS_BETTER {
         bounds[1].upper - bounds[0].lower
@@ -1307,7 +1708,8 @@ fn pooled(request: &Request, pairs: &Pairs) -> Option<J> {
     };
     let budget = request.tolerance();
     let alpha = (1.0 - request.confidence) / 2.0;
-    let needed = (0.0 < budget && budget < 1.0).then(|| (alpha.ln() / (1.0 - budget).ln()).ceil() as i64);
+    let needed =
+        (0.0 < budget && budget < 1.0).then(|| (alpha.ln() / (1.0 - budget).ln()).ceil() as i64);
     Some(obj([
         ("model", J::from("independent_requests")),
         ("baseline", bounds[0].to_record()),
@@ -1321,9 +1723,17 @@ fn pooled(request: &Request, pairs: &Pairs) -> Option<J> {
     ]))
 }
 
-fn run_level_gate(request: &Request, baseline: &[RunValue], candidate: &[RunValue], blocks: Option<(&[String], &[String])>) -> Option<GateOutcome> {
+fn run_level_gate(
+    request: &Request,
+    baseline: &[RunValue],
+    candidate: &[RunValue],
+    blocks: Option<(&[String], &[String])>,
+) -> Option<GateOutcome> {
     let rule = request.gate.as_ref()?;
-    let blocks = match (run_level_blocker(request, baseline, candidate, blocks), blocks) {
+    let blocks = match (
+        run_level_blocker(request, baseline, candidate, blocks),
+        blocks,
+    ) {
         (None, Some(blocks)) => blocks,
         (blocker, _) => {
             let reason = blocker.unwrap_or_else(|| "fraction_needs_blocks".into());
@@ -1335,7 +1745,11 @@ fn run_level_gate(request: &Request, baseline: &[RunValue], candidate: &[RunValu
     let k = within.iter().filter(|ok| **ok).count();
     let n = within.len();
     let bound = clopper_pearson(k as u64, n as u64, request.confidence, "independent_runs");
-    let status = if bound.lower >= RUN_PASS_SHARE { PASS } else { FAIL };
+    let status = if bound.lower >= RUN_PASS_SHARE {
+        PASS
+    } else {
+        FAIL
+    };
     let sided = 0.5 + request.confidence / 2.0;
     let statement = format!(
         "{k} of {n} candidate runs within {} of the block baseline; run-pass rate at least {:.3} with {} confidence",
@@ -1359,18 +1773,31 @@ fn run_level_gate(request: &Request, baseline: &[RunValue], candidate: &[RunValu
     Some(outcome)
 }
 
-fn with_mean_change(request: &Request, result: &MetricComparison, outcome: Option<GateOutcome>) -> Option<GateOutcome> {
+fn with_mean_change(
+    request: &Request,
+    result: &MetricComparison,
+    outcome: Option<GateOutcome>,
+) -> Option<GateOutcome> {
     let mut outcome = outcome?;
     let (Some(claim), Some(rule)) = (outcome.claim.as_mut(), request.gate.as_ref()) else {
         return Some(outcome);
     };
-    let change = result.worst.as_ref().and_then(|w| w.effect).map(|e| request.sign() * e);
+    let change = result
+        .worst
+        .as_ref()
+        .and_then(|w| w.effect)
+        .map(|e| request.sign() * e);
     claim.mean_exceeds_budget = change.is_some_and(|c| c > rule.budget);
     claim.mean_change = Some(change);
     Some(outcome)
 }
 
-fn run_level_blocker(request: &Request, baseline: &[RunValue], candidate: &[RunValue], blocks: Option<(&[String], &[String])>) -> Option<String> {
+fn run_level_blocker(
+    request: &Request,
+    baseline: &[RunValue],
+    candidate: &[RunValue],
+    blocks: Option<(&[String], &[String])>,
+) -> Option<String> {
     let rule = request.gate.as_ref()?;
     if let Some(reason) = &request.unavailable {
         return Some(reason.clone());
@@ -1388,7 +1815,10 @@ fn run_level_blocker(request: &Request, baseline: &[RunValue], candidate: &[RunV
     if rule.budget <= 0.0 || fewest < REQUESTS_PER_BUDGET / rule.budget {
         return Some("too_few_requests_per_run".into());
     }
-    if rule.min_complete_blocks.is_some_and(|m| (candidate.len() as i64) < m) {
+    if rule
+        .min_complete_blocks
+        .is_some_and(|m| (candidate.len() as i64) < m)
+    {
         return Some("blocks_below_preregistered".into());
     }
     // n of n runs reach the share only when (alpha / 2) ** (1 / n) >= q.
@@ -1399,7 +1829,11 @@ fn run_level_blocker(request: &Request, baseline: &[RunValue], candidate: &[RunV
     None
 }
 
-fn measured_counts(trials: Option<&(Counts, Counts)>, baseline: &[RunValue], candidate: &[RunValue]) -> Option<Vec<i64>> {
+fn measured_counts(
+    trials: Option<&(Counts, Counts)>,
+    baseline: &[RunValue],
+    candidate: &[RunValue],
+) -> Option<Vec<i64>> {
     let trials = trials?;
     let mut counts = Vec::new();
     for (values, arm) in [(baseline, &trials.0), (candidate, &trials.1)] {
@@ -1416,14 +1850,23 @@ fn measured_counts(trials: Option<&(Counts, Counts)>, baseline: &[RunValue], can
     Some(counts)
 }
 
-fn runs_within(direction: &str, budget: f64, candidate: &[RunValue], references: &[Option<f64>]) -> Vec<bool> {
+fn runs_within(
+    direction: &str,
+    budget: f64,
+    candidate: &[RunValue],
+    references: &[Option<f64>],
+) -> Vec<bool> {
     let s = sign(direction);
     candidate
         .iter()
         .zip(references)
         .map(|(value, reference)| match (value.bounds(), reference) {
             (Some(run), Some(reference)) => {
-                let worst = if direction == LOWER_IS_BETTER { run.1 } else { run.0 };
+                let worst = if direction == LOWER_IS_BETTER {
+                    run.1
+                } else {
+                    run.0
+                };
                 s * (worst - reference) <= budget
             }
             _ => false,
@@ -1431,7 +1874,11 @@ fn runs_within(direction: &str, budget: f64, candidate: &[RunValue], references:
         .collect()
 }
 
-fn references(baseline: &[RunValue], blocks: (&[String], &[String]), direction: &str) -> Vec<Option<f64>> {
+fn references(
+    baseline: &[RunValue],
+    blocks: (&[String], &[String]),
+    direction: &str,
+) -> Vec<Option<f64>> {
     let mut by_block: Vec<(&String, Option<(f64, f64)>)> = Vec::new();
     for (label, value) in blocks.0.iter().zip(baseline) {
         // A later run of a label replaces an earlier one, as a dict would.
@@ -1442,8 +1889,15 @@ fn references(baseline: &[RunValue], blocks: (&[String], &[String]), direction: 
         .1
         .iter()
         .map(|label| {
-            let partner = by_block.iter().find(|(l, _)| *l == label).and_then(|(_, b)| *b)?;
-            Some(if direction == LOWER_IS_BETTER { partner.0 } else { partner.1 })
+            let partner = by_block
+                .iter()
+                .find(|(l, _)| *l == label)
+                .and_then(|(_, b)| *b)?;
+            Some(if direction == LOWER_IS_BETTER {
+                partner.0
+            } else {
+                partner.1
+            })
         })
         .collect()
 }

@@ -6,7 +6,10 @@ use super::*;
 
 fn close(actual: Option<f64>, expected: f64) {
     let a = actual.unwrap();
-    assert!((a - expected).abs() <= 1e-9 * expected.abs().max(1e-12), "{a} != {expected}");
+    assert!(
+        (a - expected).abs() <= 1e-9 * expected.abs().max(1e-12),
+        "{a} != {expected}"
+    );
 }
 
 fn labels(n: usize) -> Option<(Vec<String>, Vec<String>)> {
@@ -14,7 +17,14 @@ fn labels(n: usize) -> Option<(Vec<String>, Vec<String>)> {
     Some((l.clone(), l))
 }
 
-fn request(name: &str, direction: &str, scale: &str, unit: &str, gate: Option<GateRule>, blocks: Option<(Vec<String>, Vec<String>)>) -> Request {
+fn request(
+    name: &str,
+    direction: &str,
+    scale: &str,
+    unit: &str,
+    gate: Option<GateRule>,
+    blocks: Option<(Vec<String>, Vec<String>)>,
+) -> Request {
     Request {
         name: name.into(),
         direction: direction.into(),
@@ -41,7 +51,14 @@ const CAND: [f64; 4] = [11.0, 12.5, 10.9, 13.1];
 #[test]
 fn paired_log_ratio_with_a_non_inferiority_gate() {
     let gate = GateRule::new(NON_INFERIORITY, 0.05, RELATIVE, None).unwrap();
-    let r = request("client.e2e.p50", LOWER_IS_BETTER, LOG_RATIO, RELATIVE, Some(gate), labels(4));
+    let r = request(
+        "client.e2e.p50",
+        LOWER_IS_BETTER,
+        LOG_RATIO,
+        RELATIVE,
+        Some(gate),
+        labels(4),
+    );
     let m = compare_values(&r, &points(&BASE), &points(&CAND)).unwrap();
     let w = m.worst.clone().unwrap();
     close(w.effect, 0.09096122556747059);
@@ -63,13 +80,23 @@ fn paired_log_ratio_with_a_non_inferiority_gate() {
     assert_eq!(m.guards.decision_flips, Some(0));
     assert_eq!(m.verdict, Some(("worse".into(), "undetermined".into())));
     let g = m.gate.unwrap();
-    assert_eq!((g.status.as_str(), g.reason.as_deref(), g.case.as_deref()), (FAIL, Some("exceeds_budget"), Some("worst_case")));
+    assert_eq!(
+        (g.status.as_str(), g.reason.as_deref(), g.case.as_deref()),
+        (FAIL, Some("exceeds_budget"), Some("worst_case"))
+    );
 }
 
 #[test]
 fn independent_welch_with_a_significant_gate() {
     let gate = GateRule::new(SIGNIFICANT, 0.02, RELATIVE, None).unwrap();
-    let r = request("throughput_rps", HIGHER_IS_BETTER, LOG_RATIO, RELATIVE, Some(gate), None);
+    let r = request(
+        "throughput_rps",
+        HIGHER_IS_BETTER,
+        LOG_RATIO,
+        RELATIVE,
+        Some(gate),
+        None,
+    );
     let m = compare_values(&r, &points(&BASE), &points(&CAND)).unwrap();
     assert_eq!(m.design, INDEPENDENT);
     let w = m.worst.clone().unwrap();
@@ -80,19 +107,35 @@ fn independent_welch_with_a_significant_gate() {
     close(m.guards.skewness, 0.21116753362598914);
     close(m.guards.leave_one_out.unwrap()[0], -0.21170952576812513);
     let g = m.gate.unwrap();
-    assert_eq!((g.status.as_str(), g.case.as_deref()), (PASS, Some("best_case")));
+    assert_eq!(
+        (g.status.as_str(), g.case.as_deref()),
+        (PASS, Some("best_case"))
+    );
 }
 
 fn twelve() -> (Vec<f64>, Vec<f64>) {
-    let b: Vec<f64> = (0..12).map(|i| 10.0 + 0.3 * i as f64 + (i % 3) as f64 * 0.2).collect();
-    let c: Vec<f64> = b.iter().enumerate().map(|(i, v)| v * 1.05 + (i % 4) as f64 * 0.1).collect();
+    let b: Vec<f64> = (0..12)
+        .map(|i| 10.0 + 0.3 * i as f64 + (i % 3) as f64 * 0.2)
+        .collect();
+    let c: Vec<f64> = b
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v * 1.05 + (i % 4) as f64 * 0.1)
+        .collect();
     (b, c)
 }
 
 #[test]
 fn the_seeded_bootstrap_draws_numpys_resamples() {
     let (b, c) = twelve();
-    let mut r = request("client.ttft.p90", LOWER_IS_BETTER, LOG_RATIO, RELATIVE, None, labels(12));
+    let mut r = request(
+        "client.ttft.p90",
+        LOWER_IS_BETTER,
+        LOG_RATIO,
+        RELATIVE,
+        None,
+        labels(12),
+    );
     r.seed = 7;
     let m = compare_values(&r, &points(&b), &points(&c)).unwrap();
     close(m.worst.clone().unwrap().p_worse, 5.830476246672932e-11);
@@ -102,7 +145,14 @@ fn the_seeded_bootstrap_draws_numpys_resamples() {
     close(s.upper, 0.06769088358029515);
     assert_eq!(m.verdict, Some(("worse".into(), "beyond".into())));
 
-    let mut r = request("client.ttft.p90", LOWER_IS_BETTER, LOG_RATIO, RELATIVE, None, None);
+    let mut r = request(
+        "client.ttft.p90",
+        LOWER_IS_BETTER,
+        LOG_RATIO,
+        RELATIVE,
+        None,
+        None,
+    );
     r.seed = 3;
     let m = compare_values(&r, &points(&b), &points(&c[..11])).unwrap();
     let s = m.sensitivity.unwrap();
@@ -115,7 +165,14 @@ fn the_seeded_bootstrap_draws_numpys_resamples() {
 #[test]
 fn a_fraction_is_gated_on_the_run_level_claim() {
     let gate = GateRule::new(NON_INFERIORITY, 0.05, FRACTION_UNIT, None).unwrap();
-    let mut r = request("failure_fraction", LOWER_IS_BETTER, DIFFERENCE, FRACTION_UNIT, Some(gate), labels(6));
+    let mut r = request(
+        "failure_fraction",
+        LOWER_IS_BETTER,
+        DIFFERENCE,
+        FRACTION_UNIT,
+        Some(gate),
+        labels(6),
+    );
     r.trials = Some((vec![Some(100); 6], vec![Some(100); 6]));
     let base = [0.0, 0.01, 0.0, 0.02, 0.0, 0.01];
     let cand = [0.01, 0.0, 0.0, 0.03, 0.01, 0.0];
@@ -126,7 +183,10 @@ fn a_fraction_is_gated_on_the_run_level_claim() {
     close(w.p_worse, 0.3868967667788995);
     assert_eq!(w.detail.as_deref(), Some(BINOMIAL_FLOOR));
     let g = m.gate.unwrap();
-    assert_eq!((g.status.as_str(), g.case.as_deref()), (PASS, Some("run_level")));
+    assert_eq!(
+        (g.status.as_str(), g.case.as_deref()),
+        (PASS, Some("run_level"))
+    );
     assert_eq!(
         g.claim.unwrap().statement,
         "6 of 6 candidate runs within 0.05 of the block baseline; run-pass rate at least 0.541 with 97.5% confidence"
@@ -140,9 +200,24 @@ fn a_fraction_is_gated_on_the_run_level_claim() {
 
 #[test]
 fn interval_values_use_the_worst_case() {
-    let r = request("attainment", HIGHER_IS_BETTER, DIFFERENCE, FRACTION_UNIT, None, labels(3));
-    let base = [RunValue::Range(0.9, 0.95), RunValue::Point(0.92), RunValue::Range(0.88, 0.93)];
-    let cand = [RunValue::Range(0.85, 0.9), RunValue::Range(0.9, 0.91), RunValue::Range(0.8, 0.9)];
+    let r = request(
+        "attainment",
+        HIGHER_IS_BETTER,
+        DIFFERENCE,
+        FRACTION_UNIT,
+        None,
+        labels(3),
+    );
+    let base = [
+        RunValue::Range(0.9, 0.95),
+        RunValue::Point(0.92),
+        RunValue::Range(0.88, 0.93),
+    ];
+    let cand = [
+        RunValue::Range(0.85, 0.9),
+        RunValue::Range(0.9, 0.91),
+        RunValue::Range(0.8, 0.9),
+    ];
     let m = compare_values(&r, &base, &cand).unwrap();
     let w = m.worst.clone().unwrap();
     close(w.effect, -0.08333333333333333);
@@ -155,7 +230,14 @@ fn interval_values_use_the_worst_case() {
 #[test]
 fn a_candidate_that_served_nothing_fails_its_gate() {
     let gate = GateRule::new(NON_INFERIORITY, 0.1, RELATIVE, None).unwrap();
-    let r = request("goodput_rps", HIGHER_IS_BETTER, LOG_RATIO, RELATIVE, Some(gate), labels(3));
+    let r = request(
+        "goodput_rps",
+        HIGHER_IS_BETTER,
+        LOG_RATIO,
+        RELATIVE,
+        Some(gate),
+        labels(3),
+    );
     let m = compare_values(&r, &points(&[1.0, 2.0, 1.5]), &points(&[0.0, 1.0, 1.2])).unwrap();
     assert_eq!(m.reason.as_deref(), Some("candidate_zero"));
     assert!(m.verdict.is_none());
@@ -164,16 +246,29 @@ fn a_candidate_that_served_nothing_fails_its_gate() {
     close(d.lower, -1.7706189702748745);
     close(d.upper, 0.23728563694154126);
     let g = m.gate.unwrap();
-    assert_eq!((g.status.as_str(), g.reason.as_deref()), (FAIL, Some("candidate_zero")));
+    assert_eq!(
+        (g.status.as_str(), g.reason.as_deref()),
+        (FAIL, Some("candidate_zero"))
+    );
 }
 
 #[test]
 fn too_few_blocks_leave_a_gate_not_evaluable() {
     let gate = GateRule::new(NON_INFERIORITY, 0.05, RELATIVE, None).unwrap();
-    let r = request("client.e2e.p50", LOWER_IS_BETTER, LOG_RATIO, RELATIVE, Some(gate), labels(2));
+    let r = request(
+        "client.e2e.p50",
+        LOWER_IS_BETTER,
+        LOG_RATIO,
+        RELATIVE,
+        Some(gate),
+        labels(2),
+    );
     let m = compare_values(&r, &points(&BASE[..2]), &points(&CAND[..2])).unwrap();
     let g = m.gate.unwrap();
-    assert_eq!((g.status.as_str(), g.reason.as_deref()), (NOT_EVALUABLE, Some("insufficient_blocks")));
+    assert_eq!(
+        (g.status.as_str(), g.reason.as_deref()),
+        (NOT_EVALUABLE, Some("insufficient_blocks"))
+    );
 }
 
 #[test]
@@ -182,9 +277,28 @@ fn proportions_and_holm_match_the_reference() {
     close(Some(b.lower), 0.09898827844250789);
     close(Some(b.upper), 0.8159484323599169);
     let gate = run_pass_gate(6, 6, 0.5, 0.95);
-    assert_eq!(gate.get("lower_bound"), &J::Float(gate.get("lower_bound").to_value().as_f64().unwrap()));
-    close(gate.get("lower_bound").to_value().as_f64(), 0.5407418735600996);
-    let p = vec![("a".into(), Some(0.01)), ("b".into(), Some(0.04)), ("c".into(), Some(0.001)), ("d".into(), None)];
+    assert_eq!(
+        gate.get("lower_bound"),
+        &J::Float(gate.get("lower_bound").to_value().as_f64().unwrap())
+    );
+    close(
+        gate.get("lower_bound").to_value().as_f64(),
+        0.5407418735600996,
+    );
+    let p = vec![
+        ("a".into(), Some(0.01)),
+        ("b".into(), Some(0.04)),
+        ("c".into(), Some(0.001)),
+        ("d".into(), None),
+    ];
     let rejected = holm(&p, 0.05);
-    assert_eq!(rejected, vec![("a".into(), true), ("b".into(), true), ("c".into(), true), ("d".into(), false)]);
+    assert_eq!(
+        rejected,
+        vec![
+            ("a".into(), true),
+            ("b".into(), true),
+            ("c".into(), true),
+            ("d".into(), false)
+        ]
+    );
 }
