@@ -186,6 +186,10 @@ pub fn run(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Result
     match command {
         Command::Ingest(a) => cmd_ingest(a, out, err),
         Command::Runs(a) => cmd_runs(a, out),
+        Command::Compare(a)
+        | Command::Infer {
+            command: InferCommand::Compare(a),
+        } => cmd_compare(a, out, err),
         Command::Sql(a) => crate::sqlcmd::run(&a, out, err).map_err(|e| CliError {
             broken_pipe: e.is_broken_pipe(),
             exit: e.exit(),
@@ -681,4 +685,24 @@ pub fn analyze(a: &AnalyzeRequest) -> Result<report::Report> {
         external_spans: spans,
     };
     Ok(report::build(&data, inputs)?)
+}
+
+fn cmd_compare(
+    mut a: crate::compare::CompareArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Exit> {
+    // The report records the command line as the reference spells it.
+    if a.argv.is_empty() {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        let from = args
+            .iter()
+            .position(|x| x == "compare")
+            .map_or(0, |i| i + 1);
+        a.argv = ["infer".to_owned(), "compare".to_owned()]
+            .into_iter()
+            .chain(args[from..].iter().cloned())
+            .collect();
+    }
+    crate::compare::run(&a, out, err).map_err(|e| CliError::new(e.exit(), e.to_string()))
 }

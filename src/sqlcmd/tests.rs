@@ -38,7 +38,7 @@ fn database(cases: &[&str]) -> (tempfile::TempDir, PathBuf, Vec<(String, PathBuf
             )
         });
         for f in files {
-            let done = crate::ingest::ingest_path(&mut conn, &f, Default::default())
+            let done = crate::ingest::ingest_path(&mut conn, &f, &Default::default())
                 .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
             if done.kind == crate::ingest::Kind::Artifact
                 && !artifacts.iter().any(|(r, _)| *r == done.run_id)

@@ -1,0 +1,219 @@
+//! The comparison's text report, and the Python number formats it (and
+//! the gate statements) use: `{:g}`, `{:+.4g}` and `{:+.1%}`.
+
+use super::engine::Comparison;
+use super::stats::{MetricComparison, FRACTION_UNIT, LOG_RATIO};
+
+/// Python's `format(x, "g")` with `precision` significant digits (`+` when `plus`).
+pub fn py_g(x: f64, precision: usize, plus: bool) -> String {
+    let sign = if x.is_sign_negative() && x != 0.0 || (x == 0.0 && x.is_sign_negative()) {
+        "-"
+    } else if plus {
+        "+"
+    } else {
+        ""
+    };
+    let a = x.abs();
+    if a.is_nan() {
+        return format!("{sign}nan");
+    }
+    if a.is_infinite() {
+        return format!("{sign}inf");
+    }
+    let p = precision.max(1);
+    if a == 0.0 {
+        return format!("{sign}0");
+    }
+    // The exponent after rounding to p significant digits decides the style.
+    let sci = format!("{:.*e}", p - 1, a);
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if exp < -4 || exp >= p as i32 {
+        let mantissa = strip_zeros(mantissa);
+        let esign = if exp < 0 { '-' } else { '+' };
+        return format!("{sign}{mantissa}e{esign}{:02}", exp.abs());
+    }
+    let decimals = usize::try_from(p as i32 - 1 - exp).unwrap_or(0);
+    format!("{sign}{}", strip_zeros(&format!("{a:.decimals$}")))
+}
+
+fn strip_zeros(text: &str) -> String {
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        text.to_owned()
+    }
+}
+
+/// Python's `format(x, ".{decimals}%")` (`+` when `plus`).
+pub fn py_pct(x: f64, decimals: usize, plus: bool) -> String {
+    let scaled = x * 100.0;
+    if plus {
+        format!("{scaled:+.decimals$}%")
+    } else {
+        format!("{scaled:.decimals$}%")
+    }
+}
+
+/// The text report: design, comparability, notes, then each case's metrics.
+pub fn comparison_lines(c: &Comparison) -> Vec<String> {
+    let mut lines = vec![
+        "Inference Comparison".to_owned(),
+        "--------------------".to_owned(),
+        format!(
+            "Design: {}; mode {}; comparability {}",
+            c.design, c.spec.mode, c.compatibility.status
+        ),
+    ];
+    if !c.spec.gates.is_empty() {
+        lines.push(format!("min_complete_blocks: {}", c.spec.block_floor().2));
+    }
+    lines.extend(notes(c));
+    for (case_id, case) in &c.cases {
+        let ungated = if case.gated {
+            ""
+        } else {
+            " (overlap: diagnostics only, not gated)"
+        };
+        lines.push(format!("- {case_id}{ungated}:"));
+        for metric in &case.metrics {
+            lines.push(format!("  {}", metric_line(metric)));
+        }
+        if let Some(gate) = &case.attainment_gate {
+            let field = |k: &str| super::engine::py_str_j(gate.get(k));
+            lines.push(format!(
+                "  min attainment: {} ({} of {} runs)",
+                field("status"),
+                field("runs_meeting"),
+                field("runs")
+            ));
+        }
+    }
+    lines
+}
+
+fn notes(c: &Comparison) -> Vec<String> {
+    let mut lines: Vec<String> = c
+        .excluded
+        .iter()
+        .map(|item| {
+            format!(
+                "Set aside: {} for {} ({})",
+                item.run,
+                item.case,
+                item.reasons_text()
+            )
+        })
+        .collect();
+    lines.extend(c.observer_issues.iter().map(|i| format!("Observer: {i}")));
+    for item in &c.allowed_within_arm {
+        let values: Vec<String> = item
+            .values
+            .iter()
+            .map(|(run, v)| format!("{run}={}", crate::pyjson::str_form(v)))
+            .collect();
+        lines.push(format!(
+            "Within an arm (allowed): {} runs differ in {}: {}",
+            item.arm,
+            item.field,
+            values.join(", ")
+        ));
+    }
+    lines.extend(c.warnings.iter().map(|w| format!("Warning: {w}")));
+    lines
+}
+
+fn metric_line(metric: &MetricComparison) -> String {
+    let shown = match metric.worst.as_ref().filter(|w| w.effect.is_some()) {
+        None => metric
+            .reason
+            .clone()
+            .unwrap_or_else(|| "no estimate".into()),
+        Some(w) => {
+            let (e, l, u) = (
+                w.effect.unwrap_or(f64::NAN),
+                w.lower.unwrap_or(f64::NAN),
+                w.upper.unwrap_or(f64::NAN),
+            );
+            if metric.scale == LOG_RATIO {
+                format!(
+                    "{} [{}, {}]",
+                    py_pct(e, 1, true),
+                    py_pct(l, 1, true),
+                    py_pct(u, 1, true)
+                )
+            } else {
+                let mut s = format!(
+                    "{} [{}, {}] {}",
+                    py_g(e, 4, true),
+                    py_g(l, 4, true),
+                    py_g(u, 4, true),
+                    metric.unit
+                );
+                if metric.unit == FRACTION_UNIT {
+                    // Its gate is a claim about runs; the interval only describes.
+                    s.push_str(" (descriptive)");
+                }
+                s
+            }
+        }
+    };
+    format!(
+        "{}: {shown}; {}{}",
+        metric.name,
+        metric.direction_word(),
+        judged(metric)
+    )
+}
+
+fn judged(metric: &MetricComparison) -> String {
+    let Some(gate) = &metric.gate else {
+        return String::new();
+    };
+    let claim = gate.claim.as_ref();
+    let kind = if claim.is_some() {
+        " (run-level claim)"
+    } else {
+        ""
+    };
+    let mut judged = format!("; gate {}{kind}", gate.status);
+    if let Some(reason) = &gate.reason {
+        judged.push_str(&format!(" ({reason})"));
+    }
+    if let Some(claim) = claim {
+        judged.push_str(&format!(": {}", claim.statement));
+        if claim.mean_exceeds_budget {
+            let moved = if metric.direction == "lower_is_better" {
+                "rose"
+            } else {
+                "fell"
+            };
+            let change = claim.mean_change.flatten().unwrap_or(f64::NAN);
+            judged.push_str(&format!(
+                "; warning: mean {} {moved} {:.1} pp against a {} pp budget",
+                metric.name.replace('_', " "),
+                change * 100.0,
+                py_g(gate.rule.budget * 100.0, 6, false)
+            ));
+        }
+    }
+    judged
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_number_formats() {
+        assert_eq!(py_g(0.05, 6, false), "0.05");
+        assert_eq!(py_g(0.0, 4, true), "+0");
+        assert_eq!(py_g(-0.22049, 4, true), "-0.2205");
+        assert_eq!(py_g(0.066509, 4, true), "+0.06651");
+        assert_eq!(py_g(123456.0, 4, true), "+1.235e+05");
+        assert_eq!(py_g(0.00001234, 4, false), "1.234e-05");
+        assert_eq!(py_g(5.0, 6, false), "5");
+        assert_eq!(py_pct(-0.234, 1, true), "-23.4%");
+        assert_eq!(py_pct(0.975, 1, false), "97.5%");
+    }
+}
