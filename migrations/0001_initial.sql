@@ -7,6 +7,8 @@
 -- rebuilt) and `extra` (a JSON object of the keys that have no column, or whose
 -- value the column cannot reproduce exactly; NULL when there are none).
 -- Timestamps are integer nanoseconds since the Unix epoch, latencies REAL ms.
+-- Record tables are WITHOUT ROWID, clustered by (run_id, seq): one b-tree per
+-- table, rows appended in file order, a run read back in one range scan.
 
 CREATE TABLE runs (
     run_id            TEXT PRIMARY KEY,
@@ -29,7 +31,7 @@ CREATE TABLE contexts (
     context_id  TEXT NOT NULL,
     context     TEXT NOT NULL,          -- JSON object
     PRIMARY KEY (run_id, context_id)
-) STRICT;
+) STRICT, WITHOUT ROWID;
 
 -- Records with no typed table, kept whole (decoded form without the context,
 -- which stays in `contexts` and is referenced by `context_id` inside `body`).
@@ -39,7 +41,7 @@ CREATE TABLE records (
     event_type  TEXT,                   -- NULL when the record has none (or it is not a string)
     body        TEXT NOT NULL,          -- the record as JSON
     PRIMARY KEY (run_id, seq)
-) STRICT;
+) STRICT, WITHOUT ROWID;
 CREATE INDEX records_type ON records(run_id, event_type);
 
 CREATE TABLE sessions (
@@ -54,7 +56,7 @@ CREATE TABLE sessions (
     nulls           INTEGER NOT NULL DEFAULT 0,   -- bit i set: field i was present as null
     extra           TEXT,
     PRIMARY KEY (run_id, seq)
-) STRICT;
+) STRICT, WITHOUT ROWID;
 
 CREATE TABLE workloads (
     run_id            TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
@@ -78,7 +80,7 @@ CREATE TABLE workloads (
     nulls            INTEGER NOT NULL DEFAULT 0,   -- bit i set: field i was present as null
     extra            TEXT,
     PRIMARY KEY (run_id, seq)
-) STRICT;
+) STRICT, WITHOUT ROWID;
 
 CREATE TABLE phase_windows (
     run_id                        TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
@@ -100,7 +102,7 @@ CREATE TABLE phase_windows (
     nulls                         INTEGER NOT NULL DEFAULT 0,   -- bit i set: field i was present as null
     extra                         TEXT,
     PRIMARY KEY (run_id, seq)
-) STRICT;
+) STRICT, WITHOUT ROWID;
 
 CREATE TABLE cache_states (
     run_id        TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
@@ -118,7 +120,7 @@ CREATE TABLE cache_states (
     nulls           INTEGER NOT NULL DEFAULT 0,   -- bit i set: field i was present as null
     extra           TEXT,
     PRIMARY KEY (run_id, seq)
-) STRICT;
+) STRICT, WITHOUT ROWID;
 
 -- One row per client request (`infer.request` schema version 1).
 -- `case_key` and `status_key` are derived: the case id and status as the
@@ -181,8 +183,7 @@ CREATE TABLE requests (
     nulls                   INTEGER NOT NULL DEFAULT 0,   -- bit i set: field i was present as null
     extra                   TEXT,
     PRIMARY KEY (run_id, seq)
-) STRICT;
-CREATE INDEX requests_case ON requests(run_id, phase, case_key);
+) STRICT, WITHOUT ROWID;
 
 CREATE TABLE system_samples (
     run_id              TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
@@ -203,7 +204,7 @@ CREATE TABLE system_samples (
     nulls                    INTEGER NOT NULL DEFAULT 0,   -- bit i set: field i was present as null
     extra                    TEXT,
     PRIMARY KEY (run_id, seq)
-) STRICT;
+) STRICT, WITHOUT ROWID;
 
 CREATE TABLE slo_records (
     run_id      TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
@@ -216,7 +217,7 @@ CREATE TABLE slo_records (
     nulls           INTEGER NOT NULL DEFAULT 0,   -- bit i set: field i was present as null
     extra           TEXT,
     PRIMARY KEY (run_id, seq)
-) STRICT;
+) STRICT, WITHOUT ROWID;
 
 CREATE TABLE clock_alignments (
     run_id            TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
@@ -234,7 +235,7 @@ CREATE TABLE clock_alignments (
     nulls              INTEGER NOT NULL DEFAULT 0,   -- bit i set: field i was present as null
     extra              TEXT,
     PRIMARY KEY (run_id, seq)
-) STRICT;
+) STRICT, WITHOUT ROWID;
 
 CREATE TABLE vllm_scrapes (
     run_id          TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
@@ -262,7 +263,7 @@ CREATE TABLE vllm_scrapes (
     nulls              INTEGER NOT NULL DEFAULT 0,   -- bit i set: field i was present as null
     extra              TEXT,
     PRIMARY KEY (run_id, seq)
-) STRICT;
+) STRICT, WITHOUT ROWID;
 
 -- Spans: recorded in the artifact (`infer.vllm_span`, file_id NULL) or from
 -- span files attached to the run (file_id set; seq counts within the file).

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use serde_json::{json, Map, Value};
 
 use super::schedule;
-use super::stats::percentile;
+use super::stats::{percentile_sorted};
 use super::sufficiency;
 use crate::model::request::{finite, int_of};
 use crate::model::{Request, RunData, SystemSample};
@@ -22,8 +22,16 @@ pub fn fnum(v: Option<f64>) -> Value {
     }
 }
 
-fn pct(values: &[f64], p: u32) -> Value {
-    fnum(percentile(values, f64::from(p) / 100.0))
+/// A copy sorted ascending (percentiles of one list are taken from one sort).
+fn sorted(values: &[f64]) -> Vec<f64> {
+    let mut v = values.to_vec();
+    v.sort_unstable_by(f64::total_cmp);
+    v
+}
+
+/// Percentile `p` (0-100) of an ascending list.
+fn pct(sorted: &[f64], p: u32) -> Value {
+    fnum(percentile_sorted(sorted, f64::from(p) / 100.0))
 }
 
 fn max_of(values: &[f64]) -> Value {
@@ -173,22 +181,28 @@ fn configured_rate(w: Option<&Value>, case_key: &str) -> Value {
     }
 }
 
-/// Counts of values occurring more than once: Σ(count − 1) (Python `==` on JSON values).
+/// Counts of values occurring more than once: Σ(count − 1) (Python `==` on
+/// JSON values; nulls do not count). Sorting borrowed keys, no hashing.
 fn duplicates<'a>(values: impl Iterator<Item = &'a Value>) -> usize {
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    let mut n = 0;
-    for v in values {
-        if v.is_null() {
-            continue;
+    let mut keys: Vec<Key<'a>> = values.filter(|v| !v.is_null()).map(Key::of).collect();
+    keys.sort_unstable();
+    keys.windows(2).filter(|w| w[0] == w[1]).count()
+}
+
+/// A comparable key with Python equality for scalars (1 == 1.0 == True).
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+enum Key<'a> {
+    Str(&'a str),
+    Other(String),
+}
+
+impl<'a> Key<'a> {
+    fn of(v: &'a Value) -> Self {
+        match v {
+            Value::String(s) => Key::Str(s),
+            other => Key::Other(canonical(other)),
         }
-        let key = canonical(v);
-        let c = seen.entry(key).or_insert(0);
-        if *c > 0 {
-            n += 1;
-        }
-        *c += 1;
     }
-    n
 }
 
 /// A hashable key with Python equality for scalars (1 == 1.0 == True).
@@ -286,11 +300,13 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
             issues.push("request_index_out_of_range".into());
         }
     }
-    let mut sessions: HashSet<String> = reqs.iter().map(|r| canonical(&r.session_id)).collect();
+    let first_session = reqs.first().map(|r| Key::of(&r.session_id));
+    let mut mismatch = reqs.iter().any(|r| Some(Key::of(&r.session_id)) != first_session);
     if let Some(wn) = window {
-        sessions.insert(canonical(pyjson::get(wn, "session_id")));
+        let w = Key::of(pyjson::get(wn, "session_id"));
+        mismatch |= first_session.is_some_and(|f| f != w);
     }
-    if sessions.len() > 1 {
+    if mismatch {
         issues.push("session_mismatch".into());
     }
     let w_start = window.and_then(|wn| ns_of(pyjson::get(wn, "started_at_ns")));
@@ -471,13 +487,14 @@ pub fn request_figures(
     out: &mut Map<String, Value>,
 ) {
     let ok: Vec<&Request> = reqs.iter().copied().filter(|r| r.is_ok()).collect();
-    let e2e = nums(&ok, |r| r.e2e_latency_ms);
-    let ttft = nums(&ok, |r| r.ttft_ms);
-    let first = nums(&ok, |r| r.first_chunk_latency_ms);
-    let from_intended: Vec<f64> = ok
-        .iter()
-        .filter_map(|r| Some((r.ended_at_ns? - r.intended_at_ns?) as f64 / 1_000_000.0))
-        .collect();
+    let e2e = sorted(&nums(&ok, |r| r.e2e_latency_ms));
+    let ttft = sorted(&nums(&ok, |r| r.ttft_ms));
+    let first = sorted(&nums(&ok, |r| r.first_chunk_latency_ms));
+    let from_intended: Vec<f64> = sorted(
+        &ok.iter()
+            .filter_map(|r| Some((r.ended_at_ns? - r.intended_at_ns?) as f64 / 1_000_000.0))
+            .collect::<Vec<f64>>(),
+    );
     out.insert("request_count".into(), json!(ok.len()));
     out.insert(
         "latency_ms".into(),
@@ -570,7 +587,7 @@ pub fn arrivals(reqs: &[&Request], window: Option<&Value>) -> Value {
             _ => Value::Null,
         }
     };
-    let lag = nums(reqs, |r| r.dispatch_lag_ms);
+    let lag = sorted(&nums(reqs, |r| r.dispatch_lag_ms));
     let (window_s, drain_s) = match window {
         Some(wn) => match (
             ns_of(pyjson::get(wn, "started_at_ns")),
@@ -634,7 +651,10 @@ pub fn prompts(reqs: &[&Request], window: Option<&Value>) -> Value {
 /// `lengths` (§4.5).
 pub fn lengths(reqs: &[&Request]) -> Value {
     let ok: Vec<&Request> = reqs.iter().copied().filter(|r| r.is_ok()).collect();
-    let d = |v: Vec<f64>| json!({"min": min_of(&v), "p50": pct(&v, 50), "p95": pct(&v, 95), "max": max_of(&v)});
+    let d = |v: Vec<f64>| {
+        let v = sorted(&v);
+        json!({"min": min_of(&v), "p50": pct(&v, 50), "p95": pct(&v, 95), "max": max_of(&v)})
+    };
     json!({"prompt_tokens": d(nums(&ok, |r| r.prompt_tokens)), "output_tokens": d(nums(&ok, |r| r.output_tokens))})
 }
 
@@ -678,6 +698,7 @@ pub fn streaming(reqs: &[&Request]) -> Value {
         .iter()
         .flat_map(|r| r.chunk_gaps.iter().copied().filter(|g| g.is_finite()))
         .collect();
+    let (chunks, gaps) = (sorted(&chunks), sorted(&gaps));
     let usage: Vec<&&Request> = streamed
         .iter()
         .filter(|r| r.output_token_source == "server_usage")
@@ -716,8 +737,7 @@ pub fn latency(reqs: &[&Request], metrics: &[(&str, &str, &MetricFn)]) -> Value 
                 None => missing += 1,
             }
         }
-        let mut sorted = values.clone();
-        sorted.sort_by(f64::total_cmp);
+        let sorted = sorted(&values);
         let timeouts: Option<Vec<f64>> = if *key == "client.e2e" && f > 0 {
             reqs.iter()
                 .filter(|r| !r.is_ok())
@@ -740,7 +760,7 @@ pub fn latency(reqs: &[&Request], metrics: &[(&str, &str, &MetricFn)]) -> Value 
             let n = sorted.len();
             succ.insert(
                 name.into(),
-                json!({"value_ms": fnum(percentile(&sorted, p)), "n": n, "sufficient": n >= nmin, "n_min": nmin,
+                json!({"value_ms": fnum(percentile_sorted(&sorted, p)), "n": n, "sufficient": n >= nmin, "n_min": nmin,
                        "n_min_exists": nexist, "penalized": false, "observed_lower_bound_ms": null, "reason": null,
                        "interval": interval_json(sufficiency::interval(&sorted, p, 0))}),
             );
@@ -763,13 +783,14 @@ pub fn latency(reqs: &[&Request], metrics: &[(&str, &str, &MetricFn)]) -> Value 
                 let value = if penalized {
                     Value::Null
                 } else {
-                    fnum(percentile(&sorted, level))
+                    fnum(percentile_sorted(&sorted, level))
                 };
                 let bound = match (&timeouts, penalized) {
                     (Some(extra), true) => {
                         let mut all = sorted.clone();
                         all.extend(extra.iter().copied());
-                        fnum(percentile(&all, p))
+                        all.sort_unstable_by(f64::total_cmp);
+                        fnum(percentile_sorted(&all, p))
                     }
                     _ => Value::Null,
                 };
@@ -804,6 +825,7 @@ pub fn latency(reqs: &[&Request], metrics: &[(&str, &str, &MetricFn)]) -> Value 
                 None => missing += 1,
             }
         }
+        let elapsed = sorted(&elapsed);
         unsucc.insert(
             status,
             json!({"count": rs.len(), "elapsed_ms": {"min": min_of(&elapsed), "p50": pct(&elapsed, 50), "max": max_of(&elapsed)},

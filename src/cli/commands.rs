@@ -492,10 +492,16 @@ fn cmd_report(a: ReportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
     };
     let rep = report::build(&data, inputs)?;
     let exit = emit(&rep, a.format, a.output.as_deref(), out, err)?;
-    if a.check {
+    let exit = if a.check {
         let judged = judgements(&data, policy, &spans)?;
-        return Ok(gate(&judged, err)?);
-    }
+        gate(&judged, err)?
+    } else {
+        exit
+    };
+    // Freeing a few hundred thousand requests costs more than the exit that
+    // follows: the process hands the memory back as a whole.
+    std::mem::forget(data);
+    std::mem::forget(rep);
     Ok(exit)
 }
 
@@ -646,7 +652,9 @@ pub fn analyze(a: &AnalyzeRequest) -> Result<report::Report> {
         ));
     }
     let policy = cli_policy(&a.slo, a.slo_file.as_deref())?;
-    let mut conn = db::open_memory()?;
+    // A scratch database in a temporary file (deleted afterwards) keeps the
+    // run's pages out of memory; the report then reads it like any stored run.
+    let (mut conn, scratch) = db::open_scratch()?;
     let done = ingest::ingest_artifact(&mut conn, &a.artifact, &ingest::Options::default())?;
     let data = crate::db::store::load_run(&conn, &done.run_id)?;
     // The recorded policy is checked before the server files are read (E5-E7 before E8).
@@ -684,7 +692,12 @@ pub fn analyze(a: &AnalyzeRequest) -> Result<report::Report> {
         clock_uncertainty_ns: a.clock_uncertainty_ns,
         external_spans: spans,
     };
-    Ok(report::build(&data, inputs)?)
+    let rep = report::build(&data, inputs)?;
+    // The caller exits right after the report: skip freeing the run's data.
+    std::mem::forget(data);
+    drop(conn);
+    drop(scratch);
+    Ok(rep)
 }
 
 fn cmd_compare(

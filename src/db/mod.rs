@@ -74,6 +74,8 @@ pub enum Mode {
     ReadWrite,
     /// Must exist and be current; no writes are possible.
     ReadOnly,
+    /// A throwaway database: migrated, written, never journaled or synced.
+    Scratch,
 }
 
 /// Opens (creating and migrating as needed) the database at `path`.
@@ -81,6 +83,7 @@ pub fn open(path: &Path, mode: Mode) -> Result<Connection, DbError> {
     let flags = match mode {
         Mode::ReadWrite => OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
         Mode::ReadOnly => OpenFlags::SQLITE_OPEN_READ_ONLY,
+        Mode::Scratch => OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
     } | OpenFlags::SQLITE_OPEN_NO_MUTEX
         | OpenFlags::SQLITE_OPEN_URI;
     if mode == Mode::ReadOnly && !path.exists() {
@@ -96,7 +99,32 @@ pub fn open(path: &Path, mode: Mode) -> Result<Connection, DbError> {
     prepare(conn, path, mode)
 }
 
-/// An in-memory database, migrated (used by `infer analyze` and tests).
+/// A scratch database in a temporary file that is deleted when the returned
+/// handle drops (used by `infer analyze`): a run's pages stay on disk instead
+/// of in the process, and nothing needs to survive a crash, so the journal is
+/// off and nothing is synced.
+pub fn open_scratch() -> Result<(Connection, tempfile::TempPath), DbError> {
+    let file = tempfile::Builder::new()
+        .prefix("stormlog-analyze-")
+        .suffix(".db")
+        .tempfile()
+        .map_err(|e| DbError::Other(format!("cannot create a scratch database: {e}")))?;
+    let path = file.into_temp_path();
+    let conn = Connection::open(&path).map_err(|source| DbError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let open_err = |source| DbError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    conn.pragma_update(None, "journal_mode", "OFF").map_err(open_err)?;
+    conn.pragma_update(None, "synchronous", "OFF").map_err(open_err)?;
+    let conn = prepare(conn, &path, Mode::Scratch)?;
+    Ok((conn, path))
+}
+
+/// An in-memory database, migrated (used by tests).
 pub fn open_memory() -> Result<Connection, DbError> {
     let conn = Connection::open_in_memory().map_err(|source| DbError::Open {
         path: PathBuf::from(":memory:"),
@@ -121,6 +149,12 @@ fn prepare(mut conn: Connection, path: &Path, mode: Mode) -> Result<Connection, 
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(open_err)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(open_err)?;
+    }
+    if mode != Mode::ReadOnly {
+        // 32 MiB of page cache: a large ingest stays out of the disk's way
+        // while peak memory stays small.
+        conn.pragma_update(None, "cache_size", -32768)
             .map_err(open_err)?;
     }
     conn.pragma_update(None, "foreign_keys", true)

@@ -52,6 +52,10 @@ pub struct SpanJoin {
 /// measured ones can join, the ids of the others mark warmup spans.
 pub fn join_spans(spans: &[Value], requests: &[Request]) -> SpanJoin {
     let parsed = records::spans_of(spans);
+    if parsed.is_empty() {
+        // Nothing to join: skip indexing every request id of the run.
+        return join_parsed(&parsed, &HashSet::new(), &HashSet::new());
+    }
     let id_of = |r: &Request| py::as_str(&r.x_request_id).map(str::to_owned);
     let known: HashSet<String> = requests
         .iter()
