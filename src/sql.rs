@@ -57,6 +57,7 @@ query!(LOAD_CLOCK_ALIGNMENTS, "load/clock_alignments");
 query!(LOAD_CONTEXTS, "load/contexts");
 query!(LOAD_PHASE_WINDOWS, "load/phase_windows");
 query!(LOAD_RECORDS, "load/records");
+query!(LOAD_RECORDS_ANALYSIS, "load/records_analysis");
 query!(LOAD_REQUESTS, "load/requests");
 query!(LOAD_REQUESTS_ANALYSIS, "load/requests_analysis");
 query!(LOAD_RUN, "load/run");
@@ -67,6 +68,7 @@ query!(LOAD_VLLM_SCRAPES, "load/vllm_scrapes");
 query!(LOAD_VLLM_SPANS, "load/vllm_spans");
 query!(LOAD_WORKLOADS, "load/workloads");
 query!(RUNS_FIND, "runs/find");
+query!(RUNS_IDS, "runs/ids");
 query!(RUNS_LIST, "runs/list");
 query!(TELEMETRY_FIND_FILE, "telemetry/find_file");
 query!(TELEMETRY_INSERT_FILE, "telemetry/insert_file");
@@ -109,6 +111,7 @@ pub const ALL: &[Query] = &[
     LOAD_CONTEXTS,
     LOAD_PHASE_WINDOWS,
     LOAD_RECORDS,
+    LOAD_RECORDS_ANALYSIS,
     LOAD_REQUESTS,
     LOAD_REQUESTS_ANALYSIS,
     LOAD_RUN,
@@ -119,6 +122,7 @@ pub const ALL: &[Query] = &[
     LOAD_VLLM_SPANS,
     LOAD_WORKLOADS,
     RUNS_FIND,
+    RUNS_IDS,
     RUNS_LIST,
     TELEMETRY_FIND_FILE,
     TELEMETRY_INSERT_FILE,

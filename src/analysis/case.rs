@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use serde_json::{json, Map, Value};
 
 use super::schedule;
-use super::stats::{percentile_sorted};
+use super::stats::percentile_sorted;
 use super::sufficiency;
 use crate::model::request::{finite, int_of};
 use crate::model::{Request, RunData, SystemSample};
@@ -301,7 +301,9 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
         }
     }
     let first_session = reqs.first().map(|r| Key::of(&r.session_id));
-    let mut mismatch = reqs.iter().any(|r| Some(Key::of(&r.session_id)) != first_session);
+    let mut mismatch = reqs
+        .iter()
+        .any(|r| Some(Key::of(&r.session_id)) != first_session);
     if let Some(wn) = window {
         let w = Key::of(pyjson::get(wn, "session_id"));
         mismatch |= first_session.is_some_and(|f| f != w);
@@ -846,5 +848,282 @@ fn interval_json(i: Option<sufficiency::Interval>) -> Value {
             json!({"lower_rank": i.lower_rank, "upper_rank": i.upper_rank, "lower_ms": fnum(Some(i.lower_ms)),
                           "upper_ms": fnum(i.upper_ms), "width_ms": fnum(i.width_ms), "coverage": fnum(Some(i.coverage))})
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    //! The worked examples of report.md §4.2.7 and §4.7, computed by hand.
+    use super::*;
+
+    const T: i64 = 1_700_000_000_000_000_000;
+
+    fn req(v: Value) -> Request {
+        Request::from_record(0, v.as_object().unwrap())
+    }
+
+    /// Closed-loop case c1: 4 ok (100..400 ms e2e) and a 600 ms timeout.
+    fn c1() -> (RunData, Vec<Request>) {
+        let mut reqs = Vec::new();
+        for (i, e2e) in [100.0, 200.0, 300.0, 400.0].iter().enumerate() {
+            let start = T + i as i64 * 250_000_000;
+            reqs.push(req(
+                json!({"case_id": "c1", "phase": "measured", "status": "ok", "request_index": i,
+                "request_id": format!("c1_{i}"), "x_request_id": format!("x{i}"), "session_id": "s",
+                "started_at_ns": start, "ended_at_ns": start + (*e2e as i64) * 1_000_000,
+                "e2e_latency_ms": e2e, "output_tokens": 10, "total_tokens": 20}),
+            ));
+        }
+        reqs.push(req(json!({"case_id": "c1", "phase": "measured", "status": "timeout", "request_index": 4,
+            "request_id": "c1_4", "x_request_id": "x4", "session_id": "s",
+            "started_at_ns": T + 1_000_000_000, "ended_at_ns": T + 1_600_000_000, "e2e_latency_ms": 600.0})));
+        let window = json!({"event_type": "infer.phase_window", "phase": "measured", "case_id": "c1",
+            "session_id": "s", "arrival_mode": "closed", "started_at_ns": T,
+            "window_ended_at_ns": T + 1_600_000_000, "drained_at_ns": T + 1_600_000_000});
+        let data = RunData {
+            records: vec![(0, window)],
+            ..Default::default()
+        };
+        (data, reqs)
+    }
+
+    #[test]
+    fn closed_loop_intervals_throughput_and_population() {
+        let (data, reqs) = c1();
+        let refs: Vec<&Request> = reqs.iter().collect();
+        let ctx = RunContext::new(&data, None);
+        let pop = population(&ctx, "c1", &refs);
+        let iv = &pop.intervals;
+        assert_eq!(iv["rate"]["kind"], "measured_span");
+        assert_eq!(iv["measured_span"]["seconds"], 1.6);
+        assert_eq!(iv["dispatch_window"]["seconds"], 1.0);
+        assert_eq!(iv["drain"]["seconds"], Value::Null);
+        assert_eq!(iv["rate_reason"], Value::Null);
+        let mut out = Map::new();
+        request_figures(&refs, &[], &iv["rate"], &mut out);
+        assert_eq!(out["throughput"]["requests_per_second"], 2.5);
+        assert_eq!(out["throughput"]["output_tokens_per_second"], 25.0);
+        assert_eq!(out["throughput"]["total_tokens_per_second"], 50.0);
+        let p = &pop.population;
+        assert_eq!(
+            (
+                p["offered"].as_i64(),
+                p["sent"].as_i64(),
+                p["accepted"].as_i64()
+            ),
+            (Some(5), Some(5), Some(5))
+        );
+        assert_eq!(
+            (
+                p["successful"].as_i64(),
+                p["timed_out"].as_i64(),
+                p["censored"].as_i64()
+            ),
+            (Some(4), Some(1), Some(1))
+        );
+        assert_eq!(p["cohort_valid"], true);
+        assert_eq!(p["issues"], json!([]));
+        assert_eq!(p["scheduled"], Value::Null);
+    }
+
+    #[test]
+    fn penalized_quantiles_and_the_observed_lower_bound() {
+        let (_, reqs) = c1();
+        let refs: Vec<&Request> = reqs.iter().collect();
+        let e2e = |r: &Request| finite(r.e2e_latency_ms);
+        let lat = latency(&refs, &[("client.e2e", "client", &e2e)]);
+        let m = &lat["metrics"]["client.e2e"];
+        assert_eq!(m["successful"]["p50"]["value_ms"], 250.0);
+        assert_eq!(m["successful"]["p90"]["value_ms"], 370.0);
+        assert_eq!(m["successful"]["p99"]["value_ms"], 396.99999999999994);
+        assert_eq!(m["failure_penalized"]["p50"]["value_ms"], 287.5);
+        assert_eq!(m["failure_penalized"]["p50"]["n"], 5);
+        assert_eq!(m["failure_penalized"]["p90"]["penalized"], true);
+        assert_eq!(m["failure_penalized"]["p90"]["value_ms"], Value::Null);
+        assert_eq!(
+            m["failure_penalized"]["p90"]["observed_lower_bound_ms"],
+            520.0
+        );
+        assert_eq!(
+            m["failure_penalized"]["p95"]["observed_lower_bound_ms"],
+            560.0
+        );
+        assert_eq!(
+            m["failure_penalized"]["p99"]["observed_lower_bound_ms"],
+            592.0
+        );
+        let t = &lat["unsuccessful"]["timeout"];
+        assert_eq!(t["count"], 1);
+        assert_eq!(
+            t["elapsed_ms"],
+            json!({"min": 600.0, "p50": 600.0, "max": 600.0})
+        );
+    }
+
+    /// Open-loop case o1: fixed rate 10/s, 5 scheduled, the 300 ms arrival dropped.
+    fn o1(with_endpoint: bool, with_workload: bool, with_window: bool) -> (RunData, Vec<Request>) {
+        let u = T;
+        let mut reqs = Vec::new();
+        for i in 0..5i64 {
+            let intended = u + i * 100_000_000;
+            let sent = intended + 1_000_000;
+            let r = if i == 3 {
+                json!({"case_id": "o1", "phase": "measured", "status": "dropped", "request_index": i,
+                    "request_id": format!("o1_{i}"), "x_request_id": null, "session_id": "s", "arrival_mode": "fixed-rate",
+                    "intended_at_ns": intended, "started_at_ns": sent, "ended_at_ns": sent})
+            } else {
+                json!({"case_id": "o1", "phase": "measured", "status": "ok", "request_index": i,
+                    "request_id": format!("o1_{i}"), "x_request_id": format!("y{i}"), "session_id": "s",
+                    "arrival_mode": "fixed-rate", "intended_at_ns": intended, "started_at_ns": sent,
+                    "ended_at_ns": sent + 150_000_000, "e2e_latency_ms": 150.0, "output_tokens": 10, "total_tokens": 20,
+                    "dispatch_lag_ms": 1.0})
+            };
+            reqs.push(req(r));
+        }
+        let mut window = json!({"event_type": "infer.phase_window", "phase": "measured", "case_id": "o1",
+            "session_id": "s", "arrival_mode": "fixed-rate", "started_at_ns": u, "scheduled_arrivals": 5,
+            "window_ended_at_ns": u + 400_000_001, "drained_at_ns": u + 551_000_000});
+        if with_endpoint {
+            window["scheduled_endpoint_offset_ns"] = json!(500_000_000);
+        }
+        let mut records = Vec::new();
+        if with_window {
+            records.push((0, window));
+        }
+        if with_workload {
+            records.push((1, json!({"event_type": "infer.workload", "seed": 1,
+                "cases": [{"case_id": "o1", "arrival": {"mode": "fixed-rate", "rate_per_second": 10}}],
+                "measurement": {"request_count": 5}})));
+        }
+        let data = RunData {
+            records,
+            ..Default::default()
+        };
+        (data, reqs)
+    }
+
+    #[test]
+    fn open_loop_scheduled_window() {
+        let (data, reqs) = o1(true, true, true);
+        let refs: Vec<&Request> = reqs.iter().collect();
+        let ctx = RunContext::new(&data, None);
+        let pop = population(&ctx, "o1", &refs);
+        let iv = &pop.intervals;
+        assert_eq!(iv["rate"]["kind"], "scheduled_window");
+        assert_eq!(iv["rate"]["seconds"], 0.5);
+        assert_eq!(iv["rate"]["numerator_cohort"], "arrival_cohort");
+        assert_eq!(iv["measured_span"]["seconds"], 0.551);
+        assert_eq!(iv["dispatch_window"]["started_at_ns"], T + 1_000_000);
+        assert_eq!(iv["dispatch_window"]["ended_at_ns"], T + 401_000_000);
+        assert_eq!(iv["dispatch_window"]["seconds"], 0.4);
+        assert_eq!(iv["drain"]["seconds"], 0.150999999);
+        assert_eq!(iv["configured_rate_per_second"], 10.0);
+        assert_eq!(iv["realized_offered_rate_per_second"], 10.0);
+        let mut out = Map::new();
+        request_figures(&refs, &[], &iv["rate"], &mut out);
+        assert_eq!(out["throughput"]["requests_per_second"], 8.0);
+        assert_eq!(out["throughput"]["output_tokens_per_second"], 80.0);
+        let p = &pop.population;
+        assert_eq!(
+            [
+                &p["offered"],
+                &p["scheduled"],
+                &p["dropped"],
+                &p["sent"],
+                &p["accepted"],
+                &p["successful"]
+            ],
+            [
+                &json!(5),
+                &json!(5),
+                &json!(1),
+                &json!(4),
+                &json!(4),
+                &json!(4)
+            ]
+        );
+    }
+
+    #[test]
+    fn open_loop_without_a_declared_endpoint() {
+        let (data, reqs) = o1(false, false, true);
+        let refs: Vec<&Request> = reqs.iter().collect();
+        let pop = population(&RunContext::new(&data, None), "o1", &refs);
+        assert_eq!(pop.intervals["rate"], Value::Null);
+        assert_eq!(pop.intervals["rate_reason"], "endpoint_undeclared");
+        assert_eq!(pop.intervals["measured_span"]["seconds"], 0.551);
+    }
+
+    #[test]
+    fn missing_phase_window_with_a_workload() {
+        let (data, reqs) = o1(false, true, false);
+        let refs: Vec<&Request> = reqs.iter().collect();
+        let pop = population(&RunContext::new(&data, None), "o1", &refs);
+        assert_eq!(pop.intervals["rate_reason"], "phase_window_missing");
+        assert_eq!(pop.intervals["measured_span"], Value::Null);
+        assert_eq!(pop.population["issues"], json!(["phase_window_missing"]));
+        assert_eq!(pop.population["cohort_valid"], false);
+        // recomputed from the workload: fixed rate, request_count 5
+        assert_eq!(pop.population["scheduled"], 5);
+    }
+
+    #[test]
+    fn burst_endpoint_from_the_workload() {
+        let (mut data, reqs) = o1(false, false, true);
+        data.records.push((1, json!({"event_type": "infer.workload", "seed": 1,
+            "cases": [{"case_id": "o1", "arrival": {"mode": "burst", "burst_size": 3, "burst_interval_seconds": 2.0}}],
+            "measurement": {"request_count": 4}})));
+        let refs: Vec<&Request> = reqs.iter().collect();
+        let pop = population(&RunContext::new(&data, None), "o1", &refs);
+        // arrivals at 0, 0, 0, 2 s: the next later offset is 4 s
+        assert_eq!(pop.intervals["scheduled_window"]["seconds"], 4.0);
+        assert_eq!(pop.intervals["configured_rate_per_second"], 1.5);
+    }
+
+    #[test]
+    fn repeated_indexes_and_ids_are_hard_issues() {
+        let mk = |i: i64| {
+            req(
+                json!({"case_id": "c", "phase": "measured", "status": "ok", "request_index": i,
+                "request_id": format!("r{i}"), "x_request_id": format!("x{i}"), "session_id": "s",
+                "started_at_ns": T, "ended_at_ns": T + 1}),
+            )
+        };
+        let reqs = [mk(0), mk(1), mk(1)];
+        let refs: Vec<&Request> = reqs.iter().collect();
+        let data = RunData::default();
+        let pop = population(&RunContext::new(&data, None), "c", &refs);
+        assert_eq!(
+            pop.population["issues"],
+            json!([
+                "duplicate_request_id: 1",
+                "duplicate_x_request_id: 1",
+                "request_index_repeated",
+                "records_missing: 1 of 3"
+            ])
+        );
+        assert_eq!(pop.population["cohort_valid"], false);
+        // no window and no workload: a legacy artifact, rated over its requests' span
+        assert_eq!(pop.intervals["rate_reason"], "no_phase_window");
+        assert_eq!(pop.intervals["rate"]["kind"], "request_span");
+    }
+
+    #[test]
+    fn streaming_example() {
+        let reqs: Vec<Request> = (0..4)
+            .map(|_| {
+                req(json!({"status": "ok", "stream": true, "ttft_ms": 5.0, "chunk_interarrival_ms": [5, 6, 7],
+                    "output_tokens": 10, "output_token_source": "server_usage"}))
+            })
+            .collect();
+        let refs: Vec<&Request> = reqs.iter().collect();
+        let s = streaming(&refs);
+        assert_eq!(s["content_chunks_per_response"]["p50"], 4.0);
+        assert_eq!(
+            s["chunk_interarrival_ms"],
+            json!({"p50": 6.0, "p95": 7.0, "max": 7.0, "n": 12})
+        );
+        assert_eq!(s["mean_tokens_per_chunk"], 2.5);
     }
 }

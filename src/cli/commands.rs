@@ -189,7 +189,7 @@ pub fn run(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Result
         Command::Compare(a)
         | Command::Infer {
             command: InferCommand::Compare(a),
-        } => cmd_compare(a, out, err),
+        } => cmd_compare(*a, out, err),
         Command::Sql(a) => crate::sqlcmd::run(&a, out, err).map_err(|e| CliError {
             broken_pipe: e.is_broken_pipe(),
             exit: e.exit(),
@@ -554,32 +554,36 @@ fn judge_runs(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Exit> {
-    use rayon::prelude::*;
     let ids: Vec<String> = if a.all {
-        crate::db::runs::list(conn)?
-            .into_iter()
-            .map(|r| r.run_id)
-            .collect()
+        crate::db::runs::ids(conn)?
     } else {
         a.runs
             .iter()
             .map(|r| crate::db::runs::resolve(conn, r))
             .collect::<std::result::Result<_, _>>()?
     };
-    // Reading stays on this thread (one connection); judging runs in parallel.
-    let mut loaded = Vec::with_capacity(ids.len());
-    for id in &ids {
-        let data = crate::db::store::load_run(conn, id)?;
-        let spans = crate::db::store::attached_spans(conn, id)?;
-        loaded.push((data, spans));
-    }
-    let judged: Vec<Result<Vec<report::judge::CaseJudgement>>> = loaded
-        .par_iter()
-        .map(|(data, spans)| judgements(data, policy.clone(), spans))
-        .collect();
+    // One thread reads runs (its own connection), this one judges them: the
+    // two overlap, and only a couple of runs are in memory at a time.
+    let path = a.db.db.clone();
+    let (send, recv) =
+        std::sync::mpsc::sync_channel::<(String, Result<(crate::model::RunData, Vec<Value>)>)>(2);
+    let reader_ids = ids.clone();
+    let reader = std::thread::spawn(move || -> Result<()> {
+        let conn = db::open(&path, Mode::ReadOnly)?;
+        for id in reader_ids {
+            let loaded = crate::db::store::load_run(&conn, &id)
+                .and_then(|data| Ok((data, crate::db::store::attached_spans(&conn, &id)?)))
+                .map_err(CliError::from);
+            if send.send((id, loaded)).is_err() {
+                break;
+            }
+        }
+        Ok(())
+    });
     let mut rows = Vec::new();
-    for (id, j) in ids.iter().zip(judged) {
-        match j {
+    for (id, loaded) in recv.iter() {
+        let judged = loaded.and_then(|(data, spans)| judgements(&data, policy.clone(), &spans));
+        match judged {
             Ok(j) if j.is_empty() => writeln!(
                 err,
                 "Warning: run {id} has no policy to judge it by; pass --slo or --slo-file"
@@ -588,6 +592,9 @@ fn judge_runs(
             Err(e) => writeln!(err, "Warning: run {id}: {}", e.message)?,
         }
     }
+    reader
+        .join()
+        .map_err(|_| CliError::new(Exit::Unexpected, "the reading thread panicked"))??;
     let text = match a.format {
         ReportFormat::Json => {
             let v: Vec<Value> = rows

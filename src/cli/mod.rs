@@ -59,7 +59,7 @@ pub enum Command {
     Analyze(commands::AnalyzeArgs),
     /// Compare a baseline arm against a candidate arm of profile runs (as
     /// `stormlog infer compare`): paired or independent designs, gates.
-    Compare(crate::compare::CompareArgs),
+    Compare(Box<crate::compare::CompareArgs>),
     /// Ask the project database anything in SQL (read-only).
     ///
     /// The query comes as an argument, from a file (-f), or from stdin. Views
@@ -84,7 +84,7 @@ pub enum InferCommand {
     /// Analyze a profile artifact (the reference's `infer analyze`).
     Analyze(commands::AnalyzeArgs),
     /// Compare baseline and candidate arms of runs (the reference's `infer compare`).
-    Compare(crate::compare::CompareArgs),
+    Compare(Box<crate::compare::CompareArgs>),
     /// Sample a server process and its GPU (the reference's `infer collect-server`).
     CollectServer(crate::collector::CollectArgs),
 }

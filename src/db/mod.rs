@@ -118,8 +118,10 @@ pub fn open_scratch() -> Result<(Connection, tempfile::TempPath), DbError> {
         path: path.to_path_buf(),
         source,
     };
-    conn.pragma_update(None, "journal_mode", "OFF").map_err(open_err)?;
-    conn.pragma_update(None, "synchronous", "OFF").map_err(open_err)?;
+    conn.pragma_update(None, "journal_mode", "OFF")
+        .map_err(open_err)?;
+    conn.pragma_update(None, "synchronous", "OFF")
+        .map_err(open_err)?;
     let conn = prepare(conn, &path, Mode::Scratch)?;
     Ok((conn, path))
 }

@@ -44,6 +44,17 @@ pub fn list(conn: &Connection) -> Result<Vec<RunRow>, DbError> {
         .map_err(DbError::query(q))
 }
 
+/// Every stored run id, in listing order.
+pub fn ids(conn: &Connection) -> Result<Vec<String>, DbError> {
+    let q = &sql::RUNS_IDS;
+    let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
+    let rows = stmt
+        .query_map([], |r| r.get(0))
+        .map_err(DbError::query(q))?;
+    rows.collect::<Result<Vec<_>, _>>()
+        .map_err(DbError::query(q))
+}
+
 /// The stored run a user named: its exact id, or the one run whose id starts with it.
 pub fn resolve(conn: &Connection, name: &str) -> Result<String, DbError> {
     let q = &sql::RUNS_FIND;

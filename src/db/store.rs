@@ -271,7 +271,7 @@ pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
             })?,
         }
     }
-    let q = &sql::LOAD_RECORDS;
+    let q = &sql::LOAD_RECORDS_ANALYSIS;
     let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
     let rows = stmt
         .query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
