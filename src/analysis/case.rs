@@ -251,7 +251,7 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
                 | "unreachable"
                 | "delivery_unknown"
         ) {
-            *other.entry(r.status.clone()).or_insert(0) += 1;
+            *other.entry(r.status.to_string()).or_insert(0) += 1;
         }
     }
     let scheduled: Option<i64> = match window {
@@ -522,7 +522,10 @@ pub fn request_figures(
             "total_tokens_per_second": rate(total_tokens as f64, rate_interval),
         }),
     );
-    let sources: BTreeSet<String> = ok.iter().map(|r| r.output_token_source.clone()).collect();
+    let sources: BTreeSet<String> = ok
+        .iter()
+        .map(|r| r.output_token_source.to_string())
+        .collect();
     out.insert("tokens".into(), json!({"output_tokens": out_tokens, "total_tokens": total_tokens, "output_token_sources": sources}));
     let window = {
         let b: Vec<(i64, i64)> = ok
@@ -565,7 +568,7 @@ pub fn arrivals(reqs: &[&Request], window: Option<&Value>) -> Value {
     let mut failed: BTreeMap<String, i64> = BTreeMap::new();
     for r in reqs {
         if r.status != "ok" && r.status != "dropped" {
-            *failed.entry(r.status.clone()).or_insert(0) += 1;
+            *failed.entry(r.status.to_string()).or_insert(0) += 1;
         }
     }
     let held = reqs
@@ -810,7 +813,7 @@ pub fn latency(reqs: &[&Request], metrics: &[(&str, &str, &MetricFn)]) -> Value 
     let mut unsucc: BTreeMap<String, Value> = BTreeMap::new();
     let mut by_status: BTreeMap<String, Vec<&Request>> = BTreeMap::new();
     for r in reqs.iter().filter(|r| !r.is_ok()) {
-        by_status.entry(r.status.clone()).or_default().push(r);
+        by_status.entry(r.status.to_string()).or_default().push(r);
     }
     for (status, rs) in by_status {
         let mut elapsed = Vec::new();

@@ -124,8 +124,8 @@ impl<'c> Writer<'c> {
         }
         if spec.table == "requests" {
             let view = Request::from_record(seq, raw);
-            params.push(Sql::Text(view.case_key));
-            params.push(Sql::Text(view.status));
+            params.push(Sql::Text(view.case_key.into()));
+            params.push(Sql::Text(view.status.into()));
         }
         params.push(enc.schema_version);
         params.extend(enc.fields);
@@ -303,6 +303,16 @@ fn load_requests(
     out: &mut Vec<Request>,
 ) -> Result<(), DbError> {
     use rusqlite::types::ValueRef;
+    // Room for every request at once: growing by doubling would hold two
+    // copies of the array at its largest.
+    let n: i64 = conn
+        .query_row(
+            sql::LOAD_REQUEST_COUNT.sql,
+            rusqlite::named_params! {":run_id": run_id},
+            |r| r.get(0),
+        )
+        .map_err(DbError::query(&sql::LOAD_REQUEST_COUNT))?;
+    out.reserve_exact(usize::try_from(n).unwrap_or(0));
     let q = &sql::LOAD_REQUESTS_ANALYSIS;
     let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
     let names: Vec<String> = stmt
@@ -315,6 +325,12 @@ fn load_requests(
         .map_err(DbError::query(q))?;
     let text = |v: ValueRef| match v {
         ValueRef::Text(t) => Some(String::from_utf8_lossy(t).into_owned()),
+        _ => None,
+    };
+    // Values that repeat across requests are stored once.
+    let mut interner = crate::model::Interner::default();
+    let mut sym = |v: ValueRef| match v {
+        ValueRef::Text(t) => Some(interner.get(&String::from_utf8_lossy(t))),
         _ => None,
     };
     let int = |v: ValueRef| match v {
@@ -331,13 +347,13 @@ fn load_requests(
         let get = |i: usize| row.get_ref(i).map_err(DbError::query(q));
         let seq = int(get(0)?).unwrap_or_default();
         let mut r = Request::empty(seq);
-        if let Some(s) = text(get(1)?) {
+        if let Some(s) = sym(get(1)?) {
             r.case_key = s;
         }
-        if let Some(s) = text(get(2)?) {
+        if let Some(s) = sym(get(2)?) {
             r.status = s;
         }
-        r.phase = text(get(3)?);
+        r.phase = sym(get(3)?);
         r.session_id = text(get(4)?).map_or(Value::Null, Value::String);
         r.request_id = text(get(5)?).map_or(Value::Null, Value::String);
         r.x_request_id = text(get(6)?).map_or(Value::Null, Value::String);
@@ -358,21 +374,21 @@ fn load_requests(
         r.output_tokens = real(get(18)?);
         r.output_tokens_is_int = r.output_tokens.is_some();
         r.total_tokens = real(get(19)?);
-        if let Some(s) = text(get(20)?) {
+        if let Some(s) = sym(get(20)?) {
             r.output_token_source = s;
         }
-        if let Some(s) = text(get(21)?) {
+        if let Some(s) = sym(get(21)?) {
             r.arrival_mode = s;
         }
         r.held_for_slot = int(get(22)?).is_some_and(|i| i != 0);
         r.in_flight_at_dispatch = real(get(23)?);
-        if let Some(s) = text(get(24)?) {
+        if let Some(s) = sym(get(24)?) {
             r.prompt_mode = s;
         }
         r.prompt_digest = text(get(25)?).map_or(Value::Null, Value::String);
         r.prefix_group = int(get(26)?).map_or(Value::Null, Value::from);
         r.shared_prefix_tokens = real(get(27)?);
-        r.task = text(get(28)?);
+        r.task = sym(get(28)?);
         let nulls = int(get(n - 2)?).unwrap_or(0);
         if nulls != 0 {
             // A field present as null reads differently from an absent one (e.g. a

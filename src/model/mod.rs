@@ -1,7 +1,7 @@
 //! Record types as the analysis reads them. No I/O, no SQLite, no clap.
 pub mod request;
 
-pub use request::{Request, SystemSample};
+pub use request::{Interner, Request, Sym, SystemSample};
 
 use serde_json::Value;
 

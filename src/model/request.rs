@@ -5,9 +5,92 @@
 //! the value is a JSON number (non-finite numbers included, so the SLO code can
 //! report `non_finite_value`), timestamp fields hold `int_value` of a number,
 //! string-form fields hold Python's `str()` of the value.
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use crate::pyjson;
+
+/// A shared, immutable string: the values that repeat across a run's
+/// requests (case ids, statuses, modes) are stored once, not per request.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Sym(Arc<str>);
+
+impl Sym {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for Sym {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Sym {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for Sym {
+    fn from(s: &str) -> Self {
+        Sym(Arc::from(s))
+    }
+}
+
+impl From<String> for Sym {
+    fn from(s: String) -> Self {
+        Sym(Arc::from(s))
+    }
+}
+
+impl From<Sym> for String {
+    fn from(s: Sym) -> Self {
+        s.0.as_ref().to_owned()
+    }
+}
+
+impl PartialEq<str> for Sym {
+    fn eq(&self, other: &str) -> bool {
+        &*self.0 == other
+    }
+}
+
+impl PartialEq<&str> for Sym {
+    fn eq(&self, other: &&str) -> bool {
+        &*self.0 == *other
+    }
+}
+
+impl PartialEq<String> for Sym {
+    fn eq(&self, other: &String) -> bool {
+        &*self.0 == other.as_str()
+    }
+}
+
+impl serde::Serialize for Sym {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+/// Hands out one [`Sym`] per distinct string.
+#[derive(Debug, Default)]
+pub struct Interner(std::collections::HashMap<Box<str>, Sym>);
+
+impl Interner {
+    pub fn get(&mut self, s: &str) -> Sym {
+        if let Some(sym) = self.0.get(s) {
+            return sym.clone();
+        }
+        let sym = Sym::from(s);
+        self.0.insert(s.into(), sym.clone());
+        sym
+    }
+}
 
 /// One client request as the analysis reads it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -15,11 +98,11 @@ pub struct Request {
     /// Position among the file's decoded records.
     pub seq: i64,
     /// String form of `case_id`; `unknown` when the key is absent.
-    pub case_key: String,
+    pub case_key: Sym,
     /// String form of `status` (`None` when missing or null).
-    pub status: String,
+    pub status: Sym,
     /// `phase` when it is a string.
-    pub phase: Option<String>,
+    pub phase: Option<Sym>,
     /// Raw identity values (JSON), for duplicate counting and cohort checks.
     pub session_id: Value,
     pub request_id: Value,
@@ -46,17 +129,17 @@ pub struct Request {
     pub output_tokens_is_int: bool,
     pub total_tokens: Option<f64>,
     /// String form of `output_token_source` (`unknown` when absent).
-    pub output_token_source: String,
+    pub output_token_source: Sym,
     /// String form of `arrival_mode` (`closed` when absent).
-    pub arrival_mode: String,
+    pub arrival_mode: Sym,
     pub held_for_slot: bool,
     pub in_flight_at_dispatch: Option<f64>,
     /// String form of `prompt_mode` (`repeat` when absent).
-    pub prompt_mode: String,
+    pub prompt_mode: Sym,
     pub prompt_digest: Value,
     pub prefix_group: Value,
     pub shared_prefix_tokens: Option<f64>,
-    pub task: Option<String>,
+    pub task: Option<Sym>,
 }
 
 impl Request {
@@ -93,9 +176,9 @@ impl Request {
             }
         };
         match key {
-            "case_id" => self.case_key = pyjson::str_form(v),
-            "status" => self.status = pyjson::str_form(v),
-            "phase" => self.phase = v.as_str().map(str::to_owned),
+            "case_id" => self.case_key = pyjson::str_form(v).into(),
+            "status" => self.status = pyjson::str_form(v).into(),
+            "phase" => self.phase = v.as_str().map(Sym::from),
             "session_id" => self.session_id = v.clone(),
             "request_id" => self.request_id = v.clone(),
             "x_request_id" => self.x_request_id = v.clone(),
@@ -126,15 +209,15 @@ impl Request {
                 self.output_tokens_is_int = pyjson::is_int(v);
             }
             "total_tokens" => self.total_tokens = num(),
-            "output_token_source" => self.output_token_source = pyjson::str_form(v),
-            "arrival_mode" => self.arrival_mode = pyjson::str_form(v),
+            "output_token_source" => self.output_token_source = pyjson::str_form(v).into(),
+            "arrival_mode" => self.arrival_mode = pyjson::str_form(v).into(),
             "held_for_slot" => self.held_for_slot = pyjson::truthy(v),
             "in_flight_at_dispatch" => self.in_flight_at_dispatch = num(),
-            "prompt_mode" => self.prompt_mode = pyjson::str_form(v),
+            "prompt_mode" => self.prompt_mode = pyjson::str_form(v).into(),
             "prompt_digest" => self.prompt_digest = v.clone(),
             "prefix_group" => self.prefix_group = v.clone(),
             "shared_prefix_tokens" => self.shared_prefix_tokens = num(),
-            "task" => self.task = v.as_str().map(str::to_owned),
+            "task" => self.task = v.as_str().map(Sym::from),
             _ => {}
         }
     }

@@ -81,7 +81,7 @@ pub fn judge_run(
     let ctx = RunContext::new(data, admitted);
     let mut by_case: std::collections::BTreeMap<String, Vec<&Request>> = Default::default();
     for r in data.measured() {
-        by_case.entry(r.case_key.clone()).or_default().push(r);
+        by_case.entry(r.case_key.to_string()).or_default().push(r);
     }
     by_case
         .iter()

@@ -121,7 +121,7 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
             let case_id = if r.case_key == "unknown" {
                 Value::Null
             } else {
-                Value::String(r.case_key.clone())
+                Value::String(r.case_key.to_string())
             };
             (
                 r.seq,
@@ -148,7 +148,7 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
     let ctx = RunContext::new(data, admitted);
     let mut by_case: std::collections::BTreeMap<String, Vec<&Request>> = Default::default();
     for r in data.measured() {
-        by_case.entry(r.case_key.clone()).or_default().push(r);
+        by_case.entry(r.case_key.to_string()).or_default().push(r);
     }
     let mut metric_keys: Vec<(&str, &str)> = vec![
         ("client.ttft", "client"),
@@ -275,7 +275,7 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
     let failed: Vec<&&Request> = measured.iter().filter(|r| !r.is_ok()).collect();
     let mut by_status: std::collections::BTreeMap<String, i64> = Default::default();
     for r in &failed {
-        *by_status.entry(r.status.clone()).or_insert(0) += 1;
+        *by_status.entry(r.status.to_string()).or_insert(0) += 1;
     }
     let total = measured.len();
     let failure_rate = if total == 0 {

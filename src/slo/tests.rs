@@ -93,9 +93,9 @@ fn load_case(name: &str) -> Option<Case> {
                 if !r.is_measured() {
                     continue;
                 }
-                match by_case.iter_mut().find(|(k, _)| *k == r.case_key) {
+                match by_case.iter_mut().find(|(k, _)| r.case_key == *k) {
                     Some((_, list)) => list.push(r),
-                    None => by_case.push((r.case_key.clone(), vec![r])),
+                    None => by_case.push((r.case_key.to_string(), vec![r])),
                 }
             }
             _ => {}
