@@ -7,3 +7,4 @@
 mod common;
 mod conformance;
 mod database;
+mod slo;
