@@ -83,12 +83,17 @@ pub enum Format {
 /// The flags of `stormlog infer compare`, as the reference names them.
 #[derive(clap::Args, Debug, Clone)]
 pub struct CompareArgs {
-    /// The baseline arm's artifacts
+    /// The baseline arm's artifacts (with --db: stored run ids)
     #[arg(long, num_args = 1.., required = true, value_name = "ARTIFACT")]
     pub baseline: Vec<PathBuf>,
-    /// The candidate arm's artifacts
+    /// The candidate arm's artifacts (with --db: stored run ids)
     #[arg(long, num_args = 1.., required = true, value_name = "ARTIFACT")]
     pub candidate: Vec<PathBuf>,
+    /// Compare runs stored in this project database: --baseline and
+    /// --candidate then name run ids (a unique prefix will do), and no file
+    /// is read.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
     /// Only this case (repeatable)
     #[arg(long = "case", value_name = "CASE")]
     pub case: Vec<String>,
@@ -243,6 +248,21 @@ fn summarize_and_compare(
             exit: Exit::Usage,
         });
     }
+    if let Some(db) = &args.db {
+        let conn =
+            crate::db::open(db, crate::db::Mode::ReadWrite).map_err(|e| CompareError::Other {
+                message: e.to_string(),
+                exit: Exit::Unexpected,
+            })?;
+        let summarize = |runs: &[PathBuf]| -> Result<Vec<RunSummary>, CompareError> {
+            runs.iter()
+                .map(|r| stored_summary(&conn, &r.to_string_lossy(), args))
+                .collect()
+        };
+        let baseline = summarize(&args.baseline)?;
+        let candidate = summarize(&args.candidate)?;
+        return engine::compare_runs(baseline, candidate, spec);
+    }
     let summarize = |paths: &[PathBuf]| -> Result<Vec<RunSummary>, CompareError> {
         paths.iter().map(|p| summary(p, args)).collect()
     };
@@ -301,6 +321,45 @@ fn summary(shown: &Path, args: &CompareArgs) -> Result<RunSummary, CompareError>
     let raw =
         std::fs::read(path).map_err(|e| CompareError::input(format!("{}: {e}", path.display())))?;
     RunSummary::from_artifact(shown, &raw, report.json)
+}
+
+/// A stored run's summary: its report rebuilt from the database (with the
+/// policy flags, as `infer analyze` would judge it) and its records exported
+/// back, so no artifact file is needed.
+fn stored_summary(
+    conn: &rusqlite::Connection,
+    name: &str,
+    args: &CompareArgs,
+) -> Result<RunSummary, CompareError> {
+    let db_error = |e: crate::db::DbError| CompareError::input(e.to_string());
+    let run = crate::db::runs::resolve(conn, name).map_err(db_error)?;
+    let policy = if let Some(path) = &args.slo_file {
+        Some((
+            crate::slo::load_file(path, &path.display().to_string())
+                .map_err(|e| CompareError::input(e.to_string()))?,
+            crate::slo::PolicySource::File,
+        ))
+    } else if !args.slo.is_empty() {
+        Some(
+            crate::slo::policy_from_flags(&args.slo)
+                .map_err(|e| CompareError::usage(e.to_string()))?,
+        )
+    } else {
+        None
+    };
+    let data = crate::db::store::load_run(conn, &run).map_err(db_error)?;
+    let spans = crate::db::store::attached_spans(conn, &run).map_err(db_error)?;
+    let inputs = crate::report::Inputs {
+        policy,
+        external_spans: spans,
+        ..Default::default()
+    };
+    let report = crate::report::build(&data, inputs).map_err(|e| CompareError::Other {
+        message: e.message,
+        exit: e.exit,
+    })?;
+    let raw = crate::db::runs::export_artifact(conn, &run).map_err(db_error)?;
+    RunSummary::from_artifact(Path::new(&run), raw.as_bytes(), report.json)
 }
 
 fn number(text: &str, flag: &str) -> Result<f64, CompareError> {
