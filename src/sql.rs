@@ -72,6 +72,7 @@ query!(RUNS_FIND, "runs/find");
 query!(RUNS_IDS, "runs/ids");
 query!(RUNS_LIST, "runs/list");
 query!(TELEMETRY_FIND_FILE, "telemetry/find_file");
+query!(TELEMETRY_FINISH_LIVE_FILE, "telemetry/finish_live_file");
 query!(TELEMETRY_INSERT_FILE, "telemetry/insert_file");
 query!(TELEMETRY_INSERT_SAMPLE, "telemetry/insert_sample");
 query!(TELEMETRY_LIST_FILES, "telemetry/list_files");
@@ -127,6 +128,7 @@ pub const ALL: &[Query] = &[
     RUNS_IDS,
     RUNS_LIST,
     TELEMETRY_FIND_FILE,
+    TELEMETRY_FINISH_LIVE_FILE,
     TELEMETRY_INSERT_FILE,
     TELEMETRY_INSERT_SAMPLE,
     TELEMETRY_LIST_FILES,

@@ -60,7 +60,8 @@ pub struct CollectArgs {
           allow_negative_numbers = true)]
     pub world_size: Option<i64>,
 
-    /// Also write the samples into this project database (accepted; not yet used)
+    /// Also write the samples into this project database as they are taken,
+    /// attached to the run id (readers are not blocked while it runs)
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
 }
@@ -96,6 +97,8 @@ pub struct Options {
     pub rank: Option<i64>,
     pub group_id: Option<String>,
     pub world_size: Option<i64>,
+    /// Also write the samples into this project database as they are taken.
+    pub db: Option<PathBuf>,
 }
 
 /// The smallest poll interval the reference accepts, in seconds.
@@ -134,6 +137,7 @@ impl CollectArgs {
             rank: self.rank,
             group_id: self.group_id.clone(),
             world_size: self.world_size,
+            db: self.db.clone(),
         })
     }
 }

@@ -52,6 +52,8 @@ pub enum CollectError {
     Output(#[from] SinkError),
     #[error("cannot install the SIGINT/SIGTERM handler: {0}")]
     Signals(String),
+    #[error("--db: {0}")]
+    Database(String),
 }
 
 impl CollectError {
@@ -162,8 +164,16 @@ pub fn run_with(
         sampler::interval_ms(options.interval_seconds),
     );
     let config = LoopConfig::new(context, options.interval_seconds, options.duration_seconds);
-    let mut sink = JsonlSink::create(&options.output)?;
-    let mut result = collect(&config, process, gpu, clock, &mut sink, stop)?;
+    let file = JsonlSink::create(&options.output)?;
+    let mut sink: Box<dyn output::SampleSink> = match &options.db {
+        None => Box::new(file),
+        Some(db) => Box::new(
+            crate::ingest::telemetry::LiveSink::open(db, &options.run_id, &options.output, file)
+                .map_err(|e| CollectError::Database(e.to_string()))?,
+        ),
+    };
+    let mut result = collect(&config, process, gpu, clock, sink.as_mut(), stop)?;
+    drop(sink);
     result.warnings = warnings;
 
     let shown = display_path_like_python(&options.output.to_string_lossy());

@@ -158,3 +158,133 @@ pub fn load_samples(conn: &Connection, run_id: &str) -> Result<Vec<ServerSample>
     rows.collect::<Result<Vec<_>, _>>()
         .map_err(DbError::query(q))
 }
+
+/// The collector's sink for `collect-server --db`: every poll goes to the
+/// JSONL file as usual and, in its own short transaction, into the project
+/// database, attached to the run id, so reports can read a run in progress
+/// (WAL: readers are not blocked). When the collection ends, the attached
+/// file gets its final hash, so ingesting the same file later changes nothing.
+pub struct LiveSink {
+    inner: crate::collector::output::JsonlSink,
+    output: std::path::PathBuf,
+    conn: Connection,
+    file_id: i64,
+    seq: i64,
+    identities: std::collections::HashMap<join::Identity, i64>,
+}
+
+fn sink_error(path: &Path, e: impl std::fmt::Display) -> crate::collector::output::SinkError {
+    crate::collector::output::SinkError::Write {
+        path: path.to_owned(),
+        source: std::io::Error::other(e.to_string()),
+    }
+}
+
+impl LiveSink {
+    pub fn open(
+        db: &Path,
+        run_id: &str,
+        output: &Path,
+        inner: crate::collector::output::JsonlSink,
+    ) -> Result<Self, DbError> {
+        let conn = crate::db::open(db, crate::db::Mode::ReadWrite)?;
+        conn.execute(
+            sql::INGEST_INSERT_PLACEHOLDER_RUN.sql,
+            rusqlite::named_params! {":run_id": run_id, ":ingested_at": now_utc()},
+        )
+        .map_err(DbError::query(&sql::INGEST_INSERT_PLACEHOLDER_RUN))?;
+        // A placeholder hash, unique to this collection, until the file is complete.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let placeholder = format!("live:{}:{nanos}", std::process::id());
+        conn.execute(
+            sql::TELEMETRY_INSERT_FILE.sql,
+            rusqlite::named_params! {":run_id": run_id, ":kind": "telemetry", ":name": output.display().to_string(),
+            ":sha256": placeholder, ":bytes": 0i64, ":record_count": 0i64, ":ingested_at": now_utc()},
+        )
+        .map_err(DbError::query(&sql::TELEMETRY_INSERT_FILE))?;
+        let file_id = conn.last_insert_rowid();
+        Ok(LiveSink {
+            inner,
+            output: output.to_owned(),
+            conn,
+            file_id,
+            seq: 0,
+            identities: Default::default(),
+        })
+    }
+
+    fn store(&mut self, samples: &[ServerSample]) -> Result<(), DbError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(DbError::query(&sql::TELEMETRY_INSERT_SAMPLE))?;
+        {
+            let mut ident = tx
+                .prepare_cached(sql::TELEMETRY_UPSERT_IDENTITY.sql)
+                .map_err(DbError::query(&sql::TELEMETRY_UPSERT_IDENTITY))?;
+            let mut insert = tx
+                .prepare_cached(sql::TELEMETRY_INSERT_SAMPLE.sql)
+                .map_err(DbError::query(&sql::TELEMETRY_INSERT_SAMPLE))?;
+            for s in samples {
+                let id = match self.identities.get(&s.identity) {
+                    Some(id) => *id,
+                    None => {
+                        let i = &s.identity;
+                        let id: i64 = ident
+                            .query_row(
+                                rusqlite::named_params! {":host": i.host, ":pid": i.pid, ":process_start_ns": i.process_start_ns,
+                                ":device_uuid": i.device_uuid, ":gpu_instance_id": i.gpu_instance_id, ":replica_id": i.replica_id,
+                                ":rank": i.rank, ":boot_id": i.boot_id, ":group_id": i.group_id, ":world_size": i.world_size},
+                                |r| r.get(0),
+                            )
+                            .map_err(DbError::query(&sql::TELEMETRY_UPSERT_IDENTITY))?;
+                        self.identities.insert(i.clone(), id);
+                        id
+                    }
+                };
+                insert
+                    .execute(rusqlite::named_params! {
+                        ":file_id": self.file_id, ":seq": self.seq, ":identity_id": id, ":sample_run_id": s.run_id,
+                        ":observed_at_ns": s.observed_at_ns, ":metric": s.metric, ":value_bytes": s.value_bytes,
+                        ":state": s.state, ":source": s.source, ":interval_ms": s.interval_ms, ":detail": s.detail,
+                        ":provenance": s.provenance, ":extra": None::<String>,
+                    })
+                    .map_err(DbError::query(&sql::TELEMETRY_INSERT_SAMPLE))?;
+                self.seq += 1;
+            }
+        }
+        tx.commit()
+            .map_err(DbError::query(&sql::TELEMETRY_INSERT_SAMPLE))
+    }
+}
+
+impl crate::collector::output::SampleSink for LiveSink {
+    fn write_poll(
+        &mut self,
+        context: &crate::collector::output::RecordContext,
+        poll: &crate::collector::output::Poll,
+    ) -> Result<(), crate::collector::output::SinkError> {
+        self.inner.write_poll(context, poll)?;
+        // The very lines just written, read back as the loader reads them.
+        let text = context.render_poll(poll);
+        let samples = join::load_telemetry_text(&text).map_err(|e| sink_error(&self.output, e))?;
+        let output = self.output.clone();
+        self.store(&samples).map_err(|e| sink_error(&output, e))
+    }
+}
+
+impl Drop for LiveSink {
+    fn drop(&mut self) {
+        // Best effort: the samples are stored already; only the hash is final here.
+        if let Ok(bytes) = std::fs::read(&self.output) {
+            let _ = self.conn.execute(
+                sql::TELEMETRY_FINISH_LIVE_FILE.sql,
+                rusqlite::named_params! {":file_id": self.file_id, ":sha256": crate::util::sha256_bytes(&bytes),
+                ":bytes": bytes.len() as i64, ":record_count": self.seq},
+            );
+        }
+    }
+}

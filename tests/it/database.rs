@@ -331,3 +331,74 @@ fn schema_snapshot() {
         insta::assert_snapshot!("schema", schema.join(";\n\n"));
     });
 }
+
+#[test]
+fn collect_server_with_db_stores_samples_as_it_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("p.db");
+    let out = tmp.path().join("telemetry.jsonl");
+    let mut target = std::process::Command::new("sleep")
+        .arg("10")
+        .spawn()
+        .unwrap();
+    let pid = target.id().to_string();
+    let run = bin()
+        .args([
+            "collect-server",
+            "--run-id",
+            "live",
+            "--pid",
+            &pid,
+            "--no-gpu",
+            "--interval",
+            "0.05",
+            "--duration",
+            "0.5",
+            "--output",
+        ])
+        .arg(&out)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    let _ = target.kill();
+    let _ = target.wait();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let file: Vec<Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| pyjson::parse(l).unwrap())
+        .collect();
+    assert!(file.len() >= 5, "{} samples", file.len());
+    // The database holds the very samples the file holds, under the run id.
+    let export = run_in(
+        tmp.path(),
+        &[
+            "export",
+            "--db",
+            db.to_str().unwrap(),
+            "--telemetry",
+            "live",
+        ],
+    );
+    assert!(
+        export.status.success(),
+        "{}",
+        String::from_utf8_lossy(&export.stderr)
+    );
+    let stored: Vec<Value> = String::from_utf8(export.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| pyjson::parse(l).unwrap())
+        .collect();
+    assert_eq!(stored, file);
+    // Ingesting the finished file afterwards changes nothing.
+    let before = dump(&db);
+    let again = ingest(&db, &[&out]);
+    assert!(String::from_utf8_lossy(&again.stdout).contains("unchanged"));
+    assert_eq!(before, dump(&db));
+}
