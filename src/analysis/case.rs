@@ -731,9 +731,31 @@ pub type MetricFn<'a> = dyn Fn(&Request) -> Option<f64> + Sync + 'a;
 
 /// `latency` (§4.7). `metrics`: (key, boundary, per-request value).
 pub fn latency(reqs: &[&Request], metrics: &[(&str, &str, &MetricFn)]) -> Value {
-    let mut out = Map::new();
+    use rayon::prelude::*;
     let f = reqs.iter().filter(|r| !r.is_ok()).count();
-    for (key, boundary, value_of) in metrics {
+    // Each metric is an independent pass (a sort and four estimates): in parallel.
+    let blocks: Vec<(String, Value)> = metrics
+        .par_iter()
+        .map(|(key, boundary, value_of)| {
+            (
+                (*key).to_owned(),
+                metric_block(reqs, key, boundary, value_of, f),
+            )
+        })
+        .collect();
+    let out: Map<String, Value> = blocks.into_iter().collect();
+    unsuccessful_block(reqs, out)
+}
+
+/// One metric of the `latency` block (report.md §4.7).
+fn metric_block(
+    reqs: &[&Request],
+    key: &str,
+    boundary: &str,
+    value_of: &MetricFn,
+    f: usize,
+) -> Value {
+    {
         let mut values = Vec::new();
         let mut missing = 0usize;
         for r in reqs.iter().filter(|r| r.is_ok()) {
@@ -743,7 +765,7 @@ pub fn latency(reqs: &[&Request], metrics: &[(&str, &str, &MetricFn)]) -> Value 
             }
         }
         let sorted = sorted(&values);
-        let timeouts: Option<Vec<f64>> = if *key == "client.e2e" && f > 0 {
+        let timeouts: Option<Vec<f64>> = if key == "client.e2e" && f > 0 {
             reqs.iter()
                 .filter(|r| !r.is_ok())
                 .map(|r| {
@@ -805,11 +827,12 @@ pub fn latency(reqs: &[&Request], metrics: &[(&str, &str, &MetricFn)]) -> Value 
             };
             pen.insert(name.into(), est);
         }
-        out.insert(
-            (*key).into(),
-            json!({"boundary": boundary, "successful_missing": missing, "successful": succ, "failure_penalized": pen}),
-        );
+        json!({"boundary": boundary, "successful_missing": missing, "successful": succ, "failure_penalized": pen})
     }
+}
+
+/// The `unsuccessful` part of the `latency` block, and the block itself.
+fn unsuccessful_block(reqs: &[&Request], out: Map<String, Value>) -> Value {
     let mut unsucc: BTreeMap<String, Value> = BTreeMap::new();
     let mut by_status: BTreeMap<String, Vec<&Request>> = BTreeMap::new();
     for r in reqs.iter().filter(|r| !r.is_ok()) {

@@ -194,20 +194,27 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
         by_case
             .par_iter()
             .map(|(key, reqs)| {
-                let mut c = Map::new();
-                let pop = case::population(&ctx, key, reqs);
-                let window = ctx.windows.get(key).copied();
-                let rate = pop.intervals.get("rate").cloned().unwrap_or(Value::Null);
-                case::request_figures(reqs, &data.samples, &rate, &mut c);
-                c.insert("arrivals".into(), case::arrivals(reqs, window));
-                c.insert("prompts".into(), case::prompts(reqs, window));
-                c.insert("lengths".into(), case::lengths(reqs));
-                c.insert(
-                    "cache".into(),
-                    case::cache(ctx.cache_states.get(key).copied()),
+                // The latency block (a sort per metric) runs beside the rest.
+                let (latency, (mut c, pop, rate)) = rayon::join(
+                    || case::latency(reqs, &metrics),
+                    || {
+                        let mut c = Map::new();
+                        let pop = case::population(&ctx, key, reqs);
+                        let window = ctx.windows.get(key).copied();
+                        let rate = pop.intervals.get("rate").cloned().unwrap_or(Value::Null);
+                        case::request_figures(reqs, &data.samples, &rate, &mut c);
+                        c.insert("arrivals".into(), case::arrivals(reqs, window));
+                        c.insert("prompts".into(), case::prompts(reqs, window));
+                        c.insert("lengths".into(), case::lengths(reqs));
+                        c.insert(
+                            "cache".into(),
+                            case::cache(ctx.cache_states.get(key).copied()),
+                        );
+                        c.insert("streaming".into(), case::streaming(reqs));
+                        (c, pop, rate)
+                    },
                 );
-                c.insert("latency".into(), case::latency(reqs, &metrics));
-                c.insert("streaming".into(), case::streaming(reqs));
+                c.insert("latency".into(), latency);
                 if let Some((policy, source)) = policy {
                     c.insert(
                         "slo".into(),
