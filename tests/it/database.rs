@@ -402,3 +402,12 @@ fn collect_server_with_db_stores_samples_as_it_runs() {
     assert!(String::from_utf8_lossy(&again.stdout).contains("unchanged"));
     assert_eq!(before, dump(&db));
 }
+
+#[test]
+fn help_snapshot() {
+    let out = bin().arg("--help").output().unwrap();
+    assert!(out.status.success());
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!("help", String::from_utf8(out.stdout).unwrap());
+    });
+}
