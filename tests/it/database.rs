@@ -114,6 +114,13 @@ fn every_artifact_ingests_twice_identically_and_exports_back() {
             "{}",
             String::from_utf8_lossy(&export.stderr)
         );
+        // The reference writes sorted keys with Python's separators, as export
+        // does: its files come back byte for byte.
+        assert!(
+            export.stdout == std::fs::read(f).unwrap(),
+            "{}: export is not byte-identical",
+            f.display()
+        );
         let original: Vec<Value> = std::fs::read_to_string(f)
             .unwrap()
             .lines()
