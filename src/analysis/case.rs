@@ -200,21 +200,8 @@ impl<'a> Key<'a> {
     fn of(v: &'a Value) -> Self {
         match v {
             Value::String(s) => Key::Str(s),
-            other => Key::Other(canonical(other)),
+            other => Key::Other(crate::model::request::canonical(other)),
         }
-    }
-}
-
-/// A hashable key with Python equality for scalars (1 == 1.0 == True).
-fn canonical(v: &Value) -> String {
-    match v {
-        Value::Bool(b) => format!("n:{}", i64::from(*b)),
-        Value::Number(n) => match n.as_f64() {
-            Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => format!("n:{}", f as i64),
-            _ => format!("n:{}", n),
-        },
-        Value::String(s) => format!("s:{s}"),
-        other => format!("j:{other}"),
     }
 }
 
@@ -300,13 +287,11 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
             issues.push("request_index_out_of_range".into());
         }
     }
-    let first_session = reqs.first().map(|r| Key::of(&r.session_id));
-    let mut mismatch = reqs
-        .iter()
-        .any(|r| Some(Key::of(&r.session_id)) != first_session);
+    let first_session = reqs.first().map(|r| &r.session_id);
+    let mut mismatch = reqs.iter().any(|r| Some(&r.session_id) != first_session);
     if let Some(wn) = window {
-        let w = Key::of(pyjson::get(wn, "session_id"));
-        mismatch |= first_session.is_some_and(|f| f != w);
+        let w = crate::model::Scalar::of(pyjson::get(wn, "session_id"));
+        mismatch |= first_session.is_some_and(|f| *f != w);
     }
     if mismatch {
         issues.push("session_mismatch".into());
@@ -629,14 +614,12 @@ pub fn prompts(reqs: &[&Request], window: Option<&Value>) -> Value {
         1 => json!(modes.iter().next()),
         _ => json!("mixed"),
     };
-    let distinct = |f: &dyn Fn(&Request) -> &Value| {
-        let n = sent
-            .iter()
-            .map(|r| f(r))
-            .filter(|v| !v.is_null())
-            .map(canonical)
-            .collect::<HashSet<_>>()
-            .len();
+    let distinct = |f: &dyn Fn(&Request) -> &crate::model::Scalar| {
+        let mut keys: Vec<&crate::model::Scalar> =
+            sent.iter().map(|r| f(r)).filter(|v| !v.is_null()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let n = keys.len();
         if n == 0 {
             Value::Null
         } else {

@@ -354,7 +354,7 @@ fn load_requests(
             r.status = s;
         }
         r.phase = sym(get(3)?);
-        r.session_id = text(get(4)?).map_or(Value::Null, Value::String);
+        r.session_id = sym(get(4)?).map_or(crate::model::Scalar::Null, crate::model::Scalar::Str);
         r.request_id = text(get(5)?).map_or(Value::Null, Value::String);
         r.x_request_id = text(get(6)?).map_or(Value::Null, Value::String);
         r.request_index = int(get(7)?);
@@ -385,8 +385,11 @@ fn load_requests(
         if let Some(s) = sym(get(24)?) {
             r.prompt_mode = s;
         }
-        r.prompt_digest = text(get(25)?).map_or(Value::Null, Value::String);
-        r.prefix_group = int(get(26)?).map_or(Value::Null, Value::from);
+        r.prompt_digest =
+            sym(get(25)?).map_or(crate::model::Scalar::Null, crate::model::Scalar::Str);
+        r.prefix_group = int(get(26)?).map_or(crate::model::Scalar::Null, |i| {
+            crate::model::Scalar::of(&Value::from(i))
+        });
         r.shared_prefix_tokens = real(get(27)?);
         r.task = sym(get(28)?);
         let nulls = int(get(n - 2)?).unwrap_or(0);

@@ -984,7 +984,7 @@ mod conformance {
     use super::super::*;
 
     fn cases_dir() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/cases")
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/conformance/cases")
     }
 
     /// Decode an artifact: v4 references get their context back (artifact.md §1.1).

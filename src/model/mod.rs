@@ -1,7 +1,7 @@
 //! Record types as the analysis reads them. No I/O, no SQLite, no clap.
 pub mod request;
 
-pub use request::{Interner, Request, Sym, SystemSample};
+pub use request::{Interner, Request, Scalar, Sym, SystemSample};
 
 use serde_json::Value;
 

@@ -77,6 +77,44 @@ impl serde::Serialize for Sym {
     }
 }
 
+/// A JSON value compared as Python compares them (`1 == 1.0 == True`), kept
+/// small: strings are shared [`Sym`]s, anything else its canonical text.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scalar {
+    #[default]
+    Null,
+    Str(Sym),
+    Other(Sym),
+}
+
+impl Scalar {
+    pub fn of(v: &Value) -> Self {
+        match v {
+            Value::Null => Scalar::Null,
+            Value::String(s) => Scalar::Str(Sym::from(s.as_str())),
+            other => Scalar::Other(Sym::from(canonical(other))),
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self, Scalar::Null)
+    }
+}
+
+/// The canonical text of a non-string JSON value under Python equality:
+/// numbers equal as Python compares them (and booleans as 0/1) share one text.
+pub fn canonical(v: &Value) -> String {
+    match v {
+        Value::Bool(b) => format!("n:{}", i64::from(*b)),
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => format!("n:{}", f as i64),
+            _ => format!("n:{n}"),
+        },
+        Value::String(s) => format!("s:{s}"),
+        other => format!("j:{other}"),
+    }
+}
+
 /// Hands out one [`Sym`] per distinct string.
 #[derive(Debug, Default)]
 pub struct Interner(std::collections::HashMap<Box<str>, Sym>);
@@ -104,7 +142,7 @@ pub struct Request {
     /// `phase` when it is a string.
     pub phase: Option<Sym>,
     /// Raw identity values (JSON), for duplicate counting and cohort checks.
-    pub session_id: Value,
+    pub session_id: Scalar,
     pub request_id: Value,
     pub x_request_id: Value,
     /// `request_index` when it is a JSON integer (booleans excluded).
@@ -136,8 +174,8 @@ pub struct Request {
     pub in_flight_at_dispatch: Option<f64>,
     /// String form of `prompt_mode` (`repeat` when absent).
     pub prompt_mode: Sym,
-    pub prompt_digest: Value,
-    pub prefix_group: Value,
+    pub prompt_digest: Scalar,
+    pub prefix_group: Scalar,
     pub shared_prefix_tokens: Option<f64>,
     pub task: Option<Sym>,
 }
@@ -179,7 +217,7 @@ impl Request {
             "case_id" => self.case_key = pyjson::str_form(v).into(),
             "status" => self.status = pyjson::str_form(v).into(),
             "phase" => self.phase = v.as_str().map(Sym::from),
-            "session_id" => self.session_id = v.clone(),
+            "session_id" => self.session_id = Scalar::of(v),
             "request_id" => self.request_id = v.clone(),
             "x_request_id" => self.x_request_id = v.clone(),
             "request_index" => {
@@ -214,8 +252,8 @@ impl Request {
             "held_for_slot" => self.held_for_slot = pyjson::truthy(v),
             "in_flight_at_dispatch" => self.in_flight_at_dispatch = num(),
             "prompt_mode" => self.prompt_mode = pyjson::str_form(v).into(),
-            "prompt_digest" => self.prompt_digest = v.clone(),
-            "prefix_group" => self.prefix_group = v.clone(),
+            "prompt_digest" => self.prompt_digest = Scalar::of(v),
+            "prefix_group" => self.prefix_group = Scalar::of(v),
             "shared_prefix_tokens" => self.shared_prefix_tokens = num(),
             "task" => self.task = v.as_str().map(Sym::from),
             _ => {}

@@ -23,7 +23,7 @@ pub(crate) fn no_spans() -> (HashMap<String, Map<String, Value>>, HashMap<String
 }
 
 fn cases_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/cases")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/conformance/cases")
 }
 
 /// JSON equality where floats may differ by 1e-12 relative; ints and floats
