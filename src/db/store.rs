@@ -8,7 +8,7 @@ use super::tables::{self, split, TableSpec, TABLES};
 use super::DbError;
 use crate::ingest::decode::Contexts;
 use crate::model::{Request, RunData, SystemSample};
-use crate::sql;
+use crate::sql::{self, Query};
 
 /// Where a raw record is stored.
 pub fn table_for(raw: &Map<String, Value>, transport: bool) -> Option<&'static TableSpec> {
@@ -93,48 +93,49 @@ impl<'c> Writer<'c> {
         Ok(())
     }
 
+    /// Stores a record that took the general path: encoded into the same
+    /// [`Row`](crate::ingest::fast::Row) the fast path builds, then stored by [`Writer::row`].
     pub fn record(
         &mut self,
         seq: i64,
         raw: &Map<String, Value>,
         transport: bool,
     ) -> Result<(), DbError> {
-        let Some(spec) = table_for(raw, transport) else {
-            let et = raw.get("event_type").and_then(Value::as_str);
-            self.record
-                .execute(rusqlite::params![
-                    self.run_id,
-                    seq,
-                    et,
-                    Value::Object(raw.clone()).to_string()
-                ])
-                .map_err(DbError::query(&sql::INGEST_INSERT_RECORD))?;
-            return Ok(());
+        let row = match table_for(raw, transport) {
+            None => crate::ingest::fast::Row {
+                table: None,
+                event_type: raw
+                    .get("event_type")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                body: Some(Value::Object(raw.clone()).to_string()),
+                derived: None,
+                schema_version: Sql::Null,
+                fields: Vec::new(),
+                nulls: 0,
+                extra: None,
+                facts: Default::default(),
+            },
+            Some(spec) => {
+                let enc = split(spec, raw);
+                let derived = (spec.table == "requests").then(|| {
+                    let view = Request::from_record(seq, raw);
+                    (view.case_key.into(), view.status.into())
+                });
+                crate::ingest::fast::Row {
+                    table: TABLES.iter().position(|t| t.table == spec.table),
+                    event_type: None,
+                    body: None,
+                    derived,
+                    schema_version: enc.schema_version,
+                    fields: enc.fields,
+                    nulls: enc.nulls,
+                    extra: enc.extra,
+                    facts: Default::default(),
+                }
+            }
         };
-        let idx = TABLES
-            .iter()
-            .position(|t| t.table == spec.table)
-            .unwrap_or(0);
-        let enc = split(spec, raw);
-        let mut params: Vec<Sql> = Vec::with_capacity(enc.fields.len() + 6);
-        params.push(Sql::Text(self.run_id.clone()));
-        params.push(Sql::Integer(seq));
-        if spec.table == "vllm_spans" {
-            params.push(Sql::Null);
-        }
-        if spec.table == "requests" {
-            let view = Request::from_record(seq, raw);
-            params.push(Sql::Text(view.case_key.into()));
-            params.push(Sql::Text(view.status.into()));
-        }
-        params.push(enc.schema_version);
-        params.extend(enc.fields);
-        params.push(Sql::Integer(enc.nulls));
-        params.push(enc.extra.map_or(Sql::Null, Sql::Text));
-        self.inserts[idx]
-            .execute(params_from_iter(params))
-            .map_err(DbError::query(&spec.insert))?;
-        Ok(())
+        self.row(seq, row)
     }
 }
 
@@ -167,6 +168,52 @@ fn load_table(
     Ok(())
 }
 
+/// A record with its position in the file.
+type Positioned = (i64, Map<String, Value>);
+
+/// The bodies of a run's untyped records (`q` selects `seq, body`), parsed.
+fn load_bodies(conn: &Connection, q: &Query, run_id: &str) -> Result<Vec<Positioned>, DbError> {
+    let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
+    let rows = stmt
+        .query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+        })
+        .map_err(DbError::query(q))?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (seq, body) = row.map_err(DbError::query(q))?;
+        match crate::pyjson::parse(&body) {
+            Ok(Value::Object(m)) => out.push((seq, m)),
+            Ok(_) => return Err(DbError::Other(format!("records row {seq}: not an object"))),
+            Err(e) => return Err(DbError::Other(format!("records row {seq}: {e}"))),
+        }
+    }
+    Ok(out)
+}
+
+/// A run's `infer.context` definitions: (seq, context id, context), in file order.
+fn load_contexts(conn: &Connection, run_id: &str) -> Result<Vec<(i64, String, Value)>, DbError> {
+    let q = &sql::LOAD_CONTEXTS;
+    let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
+    let rows = stmt
+        .query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+            ))
+        })
+        .map_err(DbError::query(q))?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (seq, id, ctx) = row.map_err(DbError::query(q))?;
+        let ctx: Value =
+            serde_json::from_str(&ctx).map_err(|e| DbError::Other(format!("context {id}: {e}")))?;
+        out.push((seq, id, ctx));
+    }
+    Ok(out)
+}
+
 /// The raw records of a run, every table merged back into file order, with the
 /// context definitions (for export). Each item: (seq, raw record).
 pub fn raw_records(conn: &Connection, run_id: &str) -> Result<Vec<(i64, Value)>, DbError> {
@@ -179,34 +226,10 @@ pub fn raw_records(conn: &Connection, run_id: &str) -> Result<Vec<(i64, Value)>,
             ));
         })?;
     }
-    let q = &sql::LOAD_RECORDS;
-    let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
-    let rows = stmt
-        .query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
-        })
-        .map_err(DbError::query(q))?;
-    for row in rows {
-        let (seq, body) = row.map_err(DbError::query(q))?;
-        let v: Value = crate::pyjson::parse(&body)
-            .map_err(|e| DbError::Other(format!("records row {seq}: {e}")))?;
-        out.push((seq, v));
+    for (seq, body) in load_bodies(conn, &sql::LOAD_RECORDS, run_id)? {
+        out.push((seq, Value::Object(body)));
     }
-    let q = &sql::LOAD_CONTEXTS;
-    let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
-    let rows = stmt
-        .query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-            ))
-        })
-        .map_err(DbError::query(q))?;
-    for row in rows {
-        let (seq, id, ctx) = row.map_err(DbError::query(q))?;
-        let ctx: Value =
-            serde_json::from_str(&ctx).map_err(|e| DbError::Other(format!("context {id}: {e}")))?;
+    for (seq, id, ctx) in load_contexts(conn, run_id)? {
         out.push((
             seq,
             serde_json::json!({"schema_version": 4, "event_type": "infer.context", "context_id": id, "context": ctx}),
@@ -219,20 +242,8 @@ pub fn raw_records(conn: &Connection, run_id: &str) -> Result<Vec<(i64, Value)>,
 /// Loads a run for analysis: typed requests and samples, every other record decoded.
 pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
     let mut contexts = Contexts::default();
-    {
-        let q = &sql::LOAD_CONTEXTS;
-        let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
-        let rows = stmt
-            .query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
-                Ok((r.get::<_, String>(1)?, r.get::<_, String>(2)?))
-            })
-            .map_err(DbError::query(q))?;
-        for row in rows {
-            let (id, ctx) = row.map_err(DbError::query(q))?;
-            let ctx: Value = serde_json::from_str(&ctx)
-                .map_err(|e| DbError::Other(format!("context {id}: {e}")))?;
-            contexts.insert(id, ctx);
-        }
+    for (_, id, ctx) in load_contexts(conn, run_id)? {
+        contexts.insert(id, ctx);
     }
     let mut data = RunData {
         run_id: run_id.to_owned(),
@@ -271,21 +282,9 @@ pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
             })?,
         }
     }
-    let q = &sql::LOAD_RECORDS_ANALYSIS;
-    let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
-    let rows = stmt
-        .query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
-        })
-        .map_err(DbError::query(q))?;
-    for row in rows {
-        let (seq, body) = row.map_err(DbError::query(q))?;
-        let v: Value = crate::pyjson::parse(&body)
-            .map_err(|e| DbError::Other(format!("records row {seq}: {e}")))?;
-        let Value::Object(v) = v else {
-            return Err(DbError::Other(format!("records row {seq}: not an object")));
-        };
-        data.records.push((seq, Value::Object(contexts.expand(&v))));
+    for (seq, body) in load_bodies(conn, &sql::LOAD_RECORDS_ANALYSIS, run_id)? {
+        data.records
+            .push((seq, Value::Object(contexts.expand(&body))));
     }
     data.records.sort_by_key(|(seq, _)| *seq);
     data.requests.sort_by_key(|r| r.seq);
