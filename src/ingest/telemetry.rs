@@ -77,16 +77,54 @@ pub fn attach(
     )
     .map_err(DbError::query(&sql::TELEMETRY_INSERT_FILE))?;
     let file_id = tx.last_insert_rowid();
-    {
-        let mut ident = tx
-            .prepare(sql::TELEMETRY_UPSERT_IDENTITY.sql)
+    SampleWriter::default().write(
+        &tx,
+        file_id,
+        samples.iter().map(|(s, extra)| {
+            (
+                s,
+                extra
+                    .as_ref()
+                    .map(|m| serde_json::Value::Object(m.clone()).to_string()),
+            )
+        }),
+    )?;
+    tx.commit()
+        .map_err(DbError::query(&sql::TELEMETRY_INSERT_FILE))?;
+    Ok(Ingested {
+        kind: Kind::Telemetry,
+        run_id,
+        records: samples.len() as u64,
+        bytes,
+        outcome: Outcome::Added,
+    })
+}
+
+/// Appends samples to an attached telemetry file: finds or creates each
+/// identity once, then inserts the samples in order. Used by `ingest` (a whole
+/// file) and by `collect-server --db` (a poll at a time).
+#[derive(Default)]
+struct SampleWriter {
+    identities: std::collections::HashMap<join::Identity, i64>,
+    /// The next sample's position in its file.
+    seq: i64,
+}
+
+impl SampleWriter {
+    fn write<'a>(
+        &mut self,
+        conn: &Connection,
+        file_id: i64,
+        samples: impl IntoIterator<Item = (&'a ServerSample, Option<String>)>,
+    ) -> Result<(), DbError> {
+        let mut ident = conn
+            .prepare_cached(sql::TELEMETRY_UPSERT_IDENTITY.sql)
             .map_err(DbError::query(&sql::TELEMETRY_UPSERT_IDENTITY))?;
-        let mut insert = tx
-            .prepare(sql::TELEMETRY_INSERT_SAMPLE.sql)
+        let mut insert = conn
+            .prepare_cached(sql::TELEMETRY_INSERT_SAMPLE.sql)
             .map_err(DbError::query(&sql::TELEMETRY_INSERT_SAMPLE))?;
-        let mut ids: std::collections::HashMap<join::Identity, i64> = Default::default();
-        for (seq, (s, extra)) in samples.iter().enumerate() {
-            let id = match ids.get(&s.identity) {
+        for (s, extra) in samples {
+            let id = match self.identities.get(&s.identity) {
                 Some(id) => *id,
                 None => {
                     let i = &s.identity;
@@ -98,30 +136,22 @@ pub fn attach(
                             |r| r.get(0),
                         )
                         .map_err(DbError::query(&sql::TELEMETRY_UPSERT_IDENTITY))?;
-                    ids.insert(i.clone(), id);
+                    self.identities.insert(i.clone(), id);
                     id
                 }
             };
             insert
                 .execute(rusqlite::named_params! {
-                    ":file_id": file_id, ":seq": seq as i64, ":identity_id": id, ":sample_run_id": s.run_id,
+                    ":file_id": file_id, ":seq": self.seq, ":identity_id": id, ":sample_run_id": s.run_id,
                     ":observed_at_ns": s.observed_at_ns, ":metric": s.metric, ":value_bytes": s.value_bytes,
                     ":state": s.state, ":source": s.source, ":interval_ms": s.interval_ms, ":detail": s.detail,
-                    ":provenance": s.provenance,
-                    ":extra": extra.as_ref().map(|m| serde_json::Value::Object(m.clone()).to_string()),
+                    ":provenance": s.provenance, ":extra": extra,
                 })
                 .map_err(DbError::query(&sql::TELEMETRY_INSERT_SAMPLE))?;
+            self.seq += 1;
         }
+        Ok(())
     }
-    tx.commit()
-        .map_err(DbError::query(&sql::TELEMETRY_INSERT_FILE))?;
-    Ok(Ingested {
-        kind: Kind::Telemetry,
-        run_id,
-        records: samples.len() as u64,
-        bytes,
-        outcome: Outcome::Added,
-    })
 }
 
 /// The server samples attached to a run, files in attach order, lines in order.
@@ -169,8 +199,7 @@ pub struct LiveSink {
     output: std::path::PathBuf,
     conn: Connection,
     file_id: i64,
-    seq: i64,
-    identities: std::collections::HashMap<join::Identity, i64>,
+    writer: SampleWriter,
 }
 
 fn sink_error(path: &Path, e: impl std::fmt::Display) -> crate::collector::output::SinkError {
@@ -211,8 +240,7 @@ impl LiveSink {
             output: output.to_owned(),
             conn,
             file_id,
-            seq: 0,
-            identities: Default::default(),
+            writer: SampleWriter::default(),
         })
     }
 
@@ -221,41 +249,8 @@ impl LiveSink {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(DbError::query(&sql::TELEMETRY_INSERT_SAMPLE))?;
-        {
-            let mut ident = tx
-                .prepare_cached(sql::TELEMETRY_UPSERT_IDENTITY.sql)
-                .map_err(DbError::query(&sql::TELEMETRY_UPSERT_IDENTITY))?;
-            let mut insert = tx
-                .prepare_cached(sql::TELEMETRY_INSERT_SAMPLE.sql)
-                .map_err(DbError::query(&sql::TELEMETRY_INSERT_SAMPLE))?;
-            for s in samples {
-                let id = match self.identities.get(&s.identity) {
-                    Some(id) => *id,
-                    None => {
-                        let i = &s.identity;
-                        let id: i64 = ident
-                            .query_row(
-                                rusqlite::named_params! {":host": i.host, ":pid": i.pid, ":process_start_ns": i.process_start_ns,
-                                ":device_uuid": i.device_uuid, ":gpu_instance_id": i.gpu_instance_id, ":replica_id": i.replica_id,
-                                ":rank": i.rank, ":boot_id": i.boot_id, ":group_id": i.group_id, ":world_size": i.world_size},
-                                |r| r.get(0),
-                            )
-                            .map_err(DbError::query(&sql::TELEMETRY_UPSERT_IDENTITY))?;
-                        self.identities.insert(i.clone(), id);
-                        id
-                    }
-                };
-                insert
-                    .execute(rusqlite::named_params! {
-                        ":file_id": self.file_id, ":seq": self.seq, ":identity_id": id, ":sample_run_id": s.run_id,
-                        ":observed_at_ns": s.observed_at_ns, ":metric": s.metric, ":value_bytes": s.value_bytes,
-                        ":state": s.state, ":source": s.source, ":interval_ms": s.interval_ms, ":detail": s.detail,
-                        ":provenance": s.provenance, ":extra": None::<String>,
-                    })
-                    .map_err(DbError::query(&sql::TELEMETRY_INSERT_SAMPLE))?;
-                self.seq += 1;
-            }
-        }
+        self.writer
+            .write(&tx, self.file_id, samples.iter().map(|s| (s, None)))?;
         tx.commit()
             .map_err(DbError::query(&sql::TELEMETRY_INSERT_SAMPLE))
     }
@@ -283,7 +278,7 @@ impl Drop for LiveSink {
             let _ = self.conn.execute(
                 sql::TELEMETRY_FINISH_LIVE_FILE.sql,
                 rusqlite::named_params! {":file_id": self.file_id, ":sha256": crate::util::sha256_bytes(&bytes),
-                ":bytes": bytes.len() as i64, ":record_count": self.seq},
+                ":bytes": bytes.len() as i64, ":record_count": self.writer.seq},
             );
         }
     }
