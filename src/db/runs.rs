@@ -1,6 +1,6 @@
 //! Runs as a whole: listing, resolving a name the user typed, exporting.
 use rusqlite::{Connection, OptionalExtension};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::DbError;
 use crate::pyjson;
@@ -95,65 +95,56 @@ pub fn export_artifact(conn: &Connection, run_id: &str) -> Result<String, DbErro
     Ok(out)
 }
 
-/// `scope` and `counter_owner` of a telemetry metric (telemetry.md §2.3).
-pub fn metric_scope(metric: &str) -> (&'static str, &'static str) {
-    match metric {
-        "process_rss_bytes" => ("server_process", "operating_system_process"),
-        "process_gpu_used_bytes" => ("server_process", "gpu_process"),
-        "allocator_allocated_bytes" | "allocator_reserved_bytes" => ("server_process", "allocator"),
-        "engine_cache_occupied_bytes" => ("server_process", "engine_cache"),
-        "device_memory_used_bytes" | "device_memory_reserved_bytes" => ("gpu_device", "gpu_device"),
-        _ => ("gpu_instance", "gpu_instance"),
-    }
-}
-
-/// The run's server telemetry as JSONL, files in attach order.
-pub fn export_telemetry(conn: &Connection, run_id: &str) -> Result<String, DbError> {
+/// The server samples attached to a run, files in attach order and lines in
+/// order, each with the JSON of the keys it kept aside (`extra`).
+pub fn telemetry_samples(
+    conn: &Connection,
+    run_id: &str,
+) -> Result<Vec<(crate::join::ServerSample, Option<String>)>, DbError> {
     let q = &sql::TELEMETRY_LOAD_SAMPLES;
     let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
-    let mut rows = stmt
-        .query(rusqlite::named_params! {":run_id": run_id})
+    let rows = stmt
+        .query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
+            let sample = crate::join::ServerSample {
+                run_id: r.get(2)?,
+                observed_at_ns: r.get(3)?,
+                metric: r.get(4)?,
+                value_bytes: r.get(5)?,
+                state: r.get(6)?,
+                source: r.get(7)?,
+                interval_ms: r.get(8)?,
+                detail: r.get(9)?,
+                provenance: r.get(10)?,
+                identity: crate::join::Identity {
+                    host: r.get(12)?,
+                    pid: r.get(13)?,
+                    process_start_ns: r.get(14)?,
+                    device_uuid: r.get(15)?,
+                    gpu_instance_id: r.get(16)?,
+                    replica_id: r.get(17)?,
+                    rank: r.get(18)?,
+                    boot_id: r.get(19)?,
+                    group_id: r.get(20)?,
+                    world_size: r.get(21)?,
+                },
+            };
+            Ok((sample, r.get::<_, Option<String>>(11)?))
+        })
         .map_err(DbError::query(q))?;
+    rows.collect::<Result<Vec<_>, _>>()
+        .map_err(DbError::query(q))
+}
+
+/// The run's server telemetry as JSONL, files in attach order: each sample as
+/// the collector writes it (`join::sample_to_json`), plus the keys it kept aside.
+pub fn export_telemetry(conn: &Connection, run_id: &str) -> Result<String, DbError> {
     let mut out = String::new();
-    while let Some(r) = rows.next().map_err(DbError::query(q))? {
-        let g = |i: usize| -> Result<Value, DbError> {
-            let v: rusqlite::types::Value = r.get(i).map_err(DbError::query(q))?;
-            Ok(match v {
-                rusqlite::types::Value::Null => Value::Null,
-                rusqlite::types::Value::Integer(i) => json!(i),
-                rusqlite::types::Value::Real(f) => json!(f),
-                rusqlite::types::Value::Text(s) => json!(s),
-                rusqlite::types::Value::Blob(_) => Value::Null,
-            })
-        };
-        let metric = g(4)?;
-        let (scope, owner) = metric_scope(metric.as_str().unwrap_or(""));
-        let host = g(12)?;
-        let boot = g(19)?;
-        let domain = match boot.as_str() {
-            Some(b) => format!("{}/{b}/unix_epoch_ns", host.as_str().unwrap_or("")),
-            None => format!("{}/unix_epoch_ns", host.as_str().unwrap_or("")),
-        };
-        let mut rec = json!({
-            "schema_version": 1, "event_type": "infer.telemetry_sample", "scope": scope, "counter_owner": owner,
-            "clock_domain": domain, "run_id": g(2)?, "observed_at_ns": g(3)?, "metric": metric,
-            "value_bytes": g(5)?, "state": g(6)?, "source": g(7)?, "interval_ms": g(8)?, "detail": g(9)?,
-            "provenance": g(10)?,
-            "identity": {"host": host, "pid": g(13)?, "process_start_ns": g(14)?, "device_uuid": g(15)?,
-                         "gpu_instance_id": g(16)?, "replica_id": g(17)?, "rank": g(18)?, "boot_id": boot,
-                         "group_id": g(20)?, "world_size": g(21)?},
-        });
-        if let (Some(extra), Some(obj)) = (
-            g(11)?
-                .as_str()
-                .and_then(|e| serde_json::from_str::<Value>(e).ok()),
-            rec.as_object_mut(),
-        ) {
-            if let Some(extra) = extra.as_object() {
-                for (k, v) in extra {
-                    obj.insert(k.clone(), v.clone());
-                }
-            }
+    for (sample, extra) in telemetry_samples(conn, run_id)? {
+        let mut rec = crate::join::sample_to_json(&sample);
+        if let (Some(Ok(Value::Object(extra))), Some(obj)) =
+            (extra.map(|e| pyjson::parse(&e)), rec.as_object_mut())
+        {
+            obj.extend(extra);
         }
         out.push_str(&pyjson::dumps_compact(&rec));
         out.push('\n');

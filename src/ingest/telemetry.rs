@@ -156,37 +156,10 @@ impl SampleWriter {
 
 /// The server samples attached to a run, files in attach order, lines in order.
 pub fn load_samples(conn: &Connection, run_id: &str) -> Result<Vec<ServerSample>, DbError> {
-    let q = &sql::TELEMETRY_LOAD_SAMPLES;
-    let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
-    let rows = stmt
-        .query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
-            Ok(ServerSample {
-                run_id: r.get(2)?,
-                observed_at_ns: r.get(3)?,
-                metric: r.get(4)?,
-                value_bytes: r.get(5)?,
-                state: r.get(6)?,
-                source: r.get(7)?,
-                interval_ms: r.get(8)?,
-                detail: r.get(9)?,
-                provenance: r.get(10)?,
-                identity: join::Identity {
-                    host: r.get(12)?,
-                    pid: r.get(13)?,
-                    process_start_ns: r.get(14)?,
-                    device_uuid: r.get(15)?,
-                    gpu_instance_id: r.get(16)?,
-                    replica_id: r.get(17)?,
-                    rank: r.get(18)?,
-                    boot_id: r.get(19)?,
-                    group_id: r.get(20)?,
-                    world_size: r.get(21)?,
-                },
-            })
-        })
-        .map_err(DbError::query(q))?;
-    rows.collect::<Result<Vec<_>, _>>()
-        .map_err(DbError::query(q))
+    Ok(crate::db::runs::telemetry_samples(conn, run_id)?
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect())
 }
 
 /// The collector's sink for `collect-server --db`: every poll goes to the
