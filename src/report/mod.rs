@@ -79,31 +79,27 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
         },
         message: e.to_string(),
     })?;
-    let records: Vec<Value> = data.records.iter().map(|(_, r)| r.clone()).collect();
     // vLLM records are checked strictly, in record order (artifact.md §5 E10).
-    {
-        let mut all: Vec<(usize, &Value)> = Vec::new();
-        // Indexes count every decoded record (requests and samples included).
-        let total = data.records.len() + data.requests.len() + data.samples.len();
-        let mut seqs: Vec<(i64, bool, usize)> = Vec::with_capacity(total);
-        seqs.extend(
-            data.records
-                .iter()
-                .enumerate()
-                .map(|(i, (seq, _))| (*seq, true, i)),
-        );
-        seqs.extend(data.requests.iter().map(|r| (r.seq, false, 0)));
-        seqs.extend(data.samples.iter().map(|s| (s.seq, false, 0)));
-        seqs.sort_unstable();
-        for (index, (_, other, i)) in seqs.iter().enumerate() {
-            if *other {
-                let r = &data.records[*i].1;
-                let et = pyjson::get(r, "event_type").as_str();
-                if matches!(et, Some("infer.vllm_scrape") | Some("infer.vllm_span")) {
-                    all.push((index, r));
-                }
-            }
-        }
+    // Their indexes count every decoded record, requests and samples
+    // included, so the record order is rebuilt only when there is one.
+    let is_vllm_record = |r: &Value| {
+        matches!(
+            pyjson::get(r, "event_type").as_str(),
+            Some("infer.vllm_scrape") | Some("infer.vllm_span")
+        )
+    };
+    if data.records.iter().any(|(_, r)| is_vllm_record(r)) {
+        let mut seqs: Vec<(i64, Option<&Value>)> =
+            Vec::with_capacity(data.records.len() + data.requests.len() + data.samples.len());
+        seqs.extend(data.records.iter().map(|(seq, r)| (*seq, Some(r))));
+        seqs.extend(data.requests.iter().map(|r| (r.seq, None)));
+        seqs.extend(data.samples.iter().map(|s| (s.seq, None)));
+        seqs.sort_unstable_by_key(|(seq, _)| *seq);
+        let all: Vec<(usize, &Value)> = seqs
+            .iter()
+            .enumerate()
+            .filter_map(|(index, (_, r))| r.filter(|r| is_vllm_record(r)).map(|r| (index, r)))
+            .collect();
         crate::vllm::validate_records(&all).map_err(|reason| ReportError {
             exit: Exit::InvalidInput,
             message: format!("vLLM telemetry: {reason}"),
@@ -115,7 +111,8 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
     let span_join = crate::vllm::join_spans(&all_spans, &data.requests);
     // The vLLM passes read measured requests among the records; give them the
     // fields they read, only when there is vLLM evidence to read them for.
-    let vllm_records: Vec<Value> = if vllm_relevant(data, &inputs.external_spans) {
+    // Without any, the block is absent and the vLLM observers not requested.
+    let vllm_records: Option<Vec<Value>> = vllm_relevant(data, &inputs.external_spans).then(|| {
         let mut v: Vec<(i64, Value)> = data.records.clone();
         v.extend(data.requests.iter().map(|r| {
             let case_id = if r.case_key == "unknown" {
@@ -131,15 +128,13 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
         }));
         v.sort_by_key(|(seq, _)| *seq);
         v.into_iter().map(|(_, r)| r).collect()
-    } else {
-        records.clone()
+    });
+    let vllm = match &vllm_records {
+        Some(records) => {
+            crate::vllm::vllm_block(records, &inputs.external_spans, &span_join, &data.requests)
+        }
+        None => json!({"status": "absent"}),
     };
-    let vllm = crate::vllm::vllm_block(
-        &vllm_records,
-        &inputs.external_spans,
-        &span_join,
-        &data.requests,
-    );
     let spans = crate::slo::Spans {
         joined: &span_join.joined,
         quarantined: &span_join.quarantined,
@@ -250,8 +245,10 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
             }
         })
         .collect();
-    let join_records: Vec<Value> = records
+    let join_records: Vec<Value> = data
+        .records
         .iter()
+        .map(|(_, r)| r)
         .filter(|r| {
             matches!(
                 pyjson::get(r, "event_type").as_str(),
@@ -291,13 +288,15 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
         failed.len() as f64 / total as f64
     };
     let mut extra_obs = Map::new();
-    let (metrics_obs, spans_obs) =
-        crate::vllm::observers(&vllm_records, &vllm, &span_join, &data.requests);
-    if let Some(o) = metrics_obs {
-        extra_obs.insert("vllm_metrics".into(), o);
-    }
-    if let Some(o) = spans_obs {
-        extra_obs.insert("vllm_spans".into(), o);
+    if let Some(records) = &vllm_records {
+        let (metrics_obs, spans_obs) =
+            crate::vllm::observers(records, &vllm, &span_join, &data.requests);
+        if let Some(o) = metrics_obs {
+            extra_obs.insert("vllm_metrics".into(), o);
+        }
+        if let Some(o) = spans_obs {
+            extra_obs.insert("vllm_spans".into(), o);
+        }
     }
     let mut obs = observers::observers(data, &extra_obs);
     let observer_order: Vec<String> = obs
