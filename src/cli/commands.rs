@@ -410,34 +410,28 @@ fn cli_policy(
 
 /// Reads `--vllm-spans` files (artifact.md §3.12.3); errors as `vLLM telemetry: <reason>`.
 fn external_spans(paths: &[PathBuf], data: &crate::model::RunData) -> Result<Vec<Value>> {
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
     let records: Vec<Value> = data.records.iter().map(|(_, r)| r.clone()).collect();
     let mut spans = Vec::new();
     for path in paths {
-        let text = std::fs::read(path)
-            .map_err(|e| {
-                CliError::new(
-                    Exit::InvalidInput,
-                    format!("vLLM telemetry: {}", os_reason(&e)),
-                )
-            })
-            .and_then(|b| {
-                String::from_utf8(b).map_err(|e| {
-                    let err = e.utf8_error();
-                    CliError::new(
-                        Exit::InvalidInput,
-                        format!(
-                            "vLLM telemetry: {}",
-                            crate::ingest::lines::utf8_message(e.as_bytes(), &err, 0)
-                        ),
-                    )
-                })
-            })?;
-        let loaded = crate::vllm::load_span_file(path, &text, &records).map_err(|reason| {
-            CliError::new(Exit::InvalidInput, format!("vLLM telemetry: {reason}"))
-        })?;
-        spans.extend(loaded);
+        let invalid =
+            |reason: String| CliError::new(Exit::InvalidInput, format!("vLLM telemetry: {reason}"));
+        let text = ingest::read_text(path).map_err(|e| invalid(file_reason(e)))?;
+        spans.extend(crate::vllm::load_span_file(path, &text, &records).map_err(invalid)?);
     }
     Ok(spans)
+}
+
+/// Why an input file could not be read, without the path: the reason the
+/// reference prints after its own prefix (`--server-telemetry PATH: `, ...).
+fn file_reason(e: IngestError) -> String {
+    match e {
+        IngestError::Invalid { message, .. } => message,
+        IngestError::Io { source, .. } => os_reason(&source),
+        other => other.to_string(),
+    }
 }
 
 /// The OS's error text without Rust's " (os error N)" suffix.
@@ -677,14 +671,9 @@ pub fn analyze(a: &AnalyzeRequest) -> Result<report::Report> {
             &ingest::Options::default(),
         )
         .map_err(|e| {
-            let reason = match e {
-                IngestError::Invalid { message, .. } => message,
-                IngestError::Io { source, .. } => os_reason(&source),
-                other => other.to_string(),
-            };
             CliError::new(
                 Exit::InvalidInput,
-                format!("--server-telemetry {}: {reason}", path.display()),
+                format!("--server-telemetry {}: {}", path.display(), file_reason(e)),
             )
         })?;
     }

@@ -11,7 +11,7 @@ pub mod spans;
 pub mod telemetry;
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
@@ -555,13 +555,11 @@ fn write_pending(w: &mut Writer, p: Pending) -> Result<(), DbError> {
 
 /// Reads a whole file's text for loaders that need it at once (small files).
 pub fn read_text(path: &Path) -> Result<String, IngestError> {
-    let mut reader = BufReader::new(open(path)?);
     let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut reader, &mut bytes).map_err(|source| IngestError::Io {
+    std::io::Read::read_to_end(&mut open(path)?, &mut bytes).map_err(|source| IngestError::Io {
         path: path.to_owned(),
         source,
     })?;
-    let _ = reader.fill_buf();
     String::from_utf8(bytes).map_err(|e| {
         let err = e.utf8_error();
         IngestError::invalid(path, lines::utf8_message(e.as_bytes(), &err, 0))
