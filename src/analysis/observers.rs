@@ -144,8 +144,10 @@ fn otlp_configured(data: &RunData) -> Value {
 }
 
 /// Observers whose evidence is judged elsewhere (vLLM, traces, execution hook)
-/// hand their states in through `extra`; the rest are judged here.
-pub fn observers(data: &RunData, extra: &Map<String, Value>) -> Value {
+/// hand their states in through `extra`; the rest are judged here. Returns the
+/// block and the observers' names in the reference's order (the JSON map is
+/// sorted; the text line keeps this order).
+pub fn observers(data: &RunData, extra: &Map<String, Value>) -> (Value, Vec<String>) {
     let cfg = config(data);
     let phases = phases(data);
     let mut obs: Vec<(String, Value)> = Vec::new();
@@ -196,7 +198,8 @@ pub fn observers(data: &RunData, extra: &Map<String, Value>) -> Value {
         }
     }
     // The text line lists observers in this order, so keep it beside the map.
-    let order: Vec<Value> = obs.iter().map(|(n, _)| json!(n)).collect();
+    let order: Vec<String> = obs.iter().map(|(n, _)| n.clone()).collect();
     let map: Map<String, Value> = obs.into_iter().collect();
-    json!({"compared_phases": phases.iter().map(|p| p.case_id.clone()).collect::<Vec<_>>(), "observers": map, "__order": order})
+    let block = json!({"compared_phases": phases.iter().map(|p| p.case_id.clone()).collect::<Vec<_>>(), "observers": map});
+    (block, order)
 }

@@ -298,18 +298,7 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
             extra_obs.insert("vllm_spans".into(), o);
         }
     }
-    let mut obs = observers::observers(data, &extra_obs);
-    let observer_order: Vec<String> = obs
-        .as_object_mut()
-        .and_then(|o| o.remove("__order"))
-        .and_then(|v| {
-            v.as_array().map(|a| {
-                a.iter()
-                    .filter_map(|s| s.as_str().map(str::to_owned))
-                    .collect()
-            })
-        })
-        .unwrap_or_default();
+    let (obs, observer_order) = observers::observers(data, &extra_obs);
     let json = json!({
         "analysis_version": 2,
         "slo": selected.report_slo,
