@@ -58,7 +58,7 @@ pub enum DbError {
 }
 
 impl DbError {
-    pub fn query(q: &Query) -> impl FnOnce(rusqlite::Error) -> DbError {
+    pub fn query(q: &Query) -> impl Fn(rusqlite::Error) -> DbError + Copy {
         let name = q.name;
         move |source| DbError::Query {
             query: name,
@@ -159,7 +159,10 @@ fn prepare(mut conn: Connection, path: &Path, mode: Mode) -> Result<Connection, 
         conn.pragma_update(None, "cache_size", -8192)
             .map_err(open_err)?;
     }
-    conn.pragma_update(None, "foreign_keys", true)
+    // A scratch database is written by one ingest and read by one report, both
+    // ours: checking each row's parent run would cost a lookup per row for
+    // nothing. Every database a person keeps enforces the keys.
+    conn.pragma_update(None, "foreign_keys", mode != Mode::Scratch)
         .map_err(open_err)?;
     let found: i64 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))

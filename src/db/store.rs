@@ -1,13 +1,14 @@
 //! Writing a run's rows and reading them back (the only place that knows the
 //! row layout of the typed tables besides the queries themselves).
-use rusqlite::types::Value as Sql;
-use rusqlite::{params_from_iter, Connection, Statement};
+use rusqlite::types::{Value as Sql, ValueRef};
+use rusqlite::{Connection, Statement};
 use serde_json::{Map, Value};
 
 use super::tables::{self, split, TableSpec, TABLES};
 use super::DbError;
 use crate::ingest::decode::Contexts;
-use crate::model::{Request, RunData, SystemSample};
+use crate::ingest::fast::{Field, Row};
+use crate::model::{Request, RunData, Scalar, Sym, SystemSample};
 use crate::sql::{self, Query};
 
 /// Where a raw record is stored.
@@ -21,6 +22,15 @@ pub fn table_for(raw: &Map<String, Value>, transport: bool) -> Option<&'static T
         }
     }
     TABLES.iter().find(|t| t.event_type == et)
+}
+
+/// A borrowed value to bind.
+struct Bind<'a>(ValueRef<'a>);
+
+impl rusqlite::ToSql for Bind<'_> {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(rusqlite::types::ToSqlOutput::Borrowed(self.0))
+    }
 }
 
 /// Prepared inserts for one ingest transaction.
@@ -59,37 +69,52 @@ impl<'c> Writer<'c> {
         Ok(())
     }
 
-    /// Stores a row the fast path already encoded.
-    pub fn row(&mut self, seq: i64, row: crate::ingest::fast::Row) -> Result<(), DbError> {
+    /// Stores a row the fast path already encoded. Values are bound in place
+    /// (text borrowed from the row's line), not collected into a parameter list.
+    pub fn row(&mut self, seq: i64, row: Row) -> Result<(), DbError> {
+        let line = row.line.as_str();
         let Some(ti) = row.table else {
-            self.record
-                .execute(rusqlite::params![
-                    self.run_id,
-                    seq,
-                    row.event_type,
-                    row.body
-                ])
-                .map_err(DbError::query(&sql::INGEST_INSERT_RECORD))?;
+            let q = &sql::INGEST_INSERT_RECORD;
+            let st = &mut self.record;
+            let err = DbError::query(q);
+            st.raw_bind_parameter(1, self.run_id.as_str())
+                .map_err(err)?;
+            st.raw_bind_parameter(2, seq).map_err(err)?;
+            st.raw_bind_parameter(3, row.event_type.as_deref())
+                .map_err(err)?;
+            st.raw_bind_parameter(4, Bind(row.body.bind(line)))
+                .map_err(err)?;
+            st.raw_execute().map_err(err)?;
             return Ok(());
         };
         let spec = &TABLES[ti];
-        let mut params: Vec<Sql> = Vec::with_capacity(row.fields.len() + 7);
-        params.push(Sql::Text(self.run_id.clone()));
-        params.push(Sql::Integer(seq));
+        let st = &mut self.inserts[ti];
+        let err = DbError::query(&spec.insert);
+        let mut at = 1;
+        let mut put = |v: ValueRef<'_>| -> Result<(), DbError> {
+            st.raw_bind_parameter(at, Bind(v)).map_err(err)?;
+            at += 1;
+            Ok(())
+        };
+        put(ValueRef::Text(self.run_id.as_bytes()))?;
+        put(ValueRef::Integer(seq))?;
         if spec.table == "vllm_spans" {
-            params.push(Sql::Null);
+            put(ValueRef::Null)?;
         }
-        if let Some((case_key, status)) = row.derived {
-            params.push(Sql::Text(case_key));
-            params.push(Sql::Text(status));
+        if let Some((case_key, status)) = &row.derived {
+            put(case_key.bind(line))?;
+            put(status.bind(line))?;
         }
-        params.push(row.schema_version);
-        params.extend(row.fields);
-        params.push(Sql::Integer(row.nulls));
-        params.push(row.extra.map_or(Sql::Null, Sql::Text));
-        self.inserts[ti]
-            .execute(params_from_iter(params))
-            .map_err(DbError::query(&spec.insert))?;
+        put(row.schema_version.bind(line))?;
+        for f in &row.fields {
+            put(f.bind(line))?;
+        }
+        put(ValueRef::Integer(row.nulls))?;
+        put(row
+            .extra
+            .as_deref()
+            .map_or(ValueRef::Null, |e| ValueRef::Text(e.as_bytes())))?;
+        st.raw_execute().map_err(DbError::query(&spec.insert))?;
         Ok(())
     }
 
@@ -102,15 +127,16 @@ impl<'c> Writer<'c> {
         transport: bool,
     ) -> Result<(), DbError> {
         let row = match table_for(raw, transport) {
-            None => crate::ingest::fast::Row {
+            None => Row {
+                line: String::new(),
                 table: None,
                 event_type: raw
                     .get("event_type")
                     .and_then(Value::as_str)
                     .map(str::to_owned),
-                body: Some(Value::Object(raw.clone()).to_string()),
+                body: Field::Text(Value::Object(raw.clone()).to_string()),
                 derived: None,
-                schema_version: Sql::Null,
+                schema_version: Field::Null,
                 fields: Vec::new(),
                 nulls: 0,
                 extra: None,
@@ -120,15 +146,19 @@ impl<'c> Writer<'c> {
                 let enc = split(spec, raw);
                 let derived = (spec.table == "requests").then(|| {
                     let view = Request::from_record(seq, raw);
-                    (view.case_key.into(), view.status.into())
+                    (
+                        Field::Text(view.case_key.into()),
+                        Field::Text(view.status.into()),
+                    )
                 });
-                crate::ingest::fast::Row {
+                Row {
+                    line: String::new(),
                     table: TABLES.iter().position(|t| t.table == spec.table),
                     event_type: None,
-                    body: None,
+                    body: Field::Null,
                     derived,
-                    schema_version: enc.schema_version,
-                    fields: enc.fields,
+                    schema_version: enc.schema_version.into(),
+                    fields: enc.fields.into_iter().map(Field::from).collect(),
                     nulls: enc.nulls,
                     extra: enc.extra,
                     facts: Default::default(),
@@ -323,13 +353,17 @@ fn load_requests(
         .query(rusqlite::named_params! {":run_id": run_id})
         .map_err(DbError::query(q))?;
     let text = |v: ValueRef| match v {
-        ValueRef::Text(t) => Some(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Text(t) => Some(match std::str::from_utf8(t) {
+            Ok(s) => s.to_owned(),
+            Err(_) => String::from_utf8_lossy(t).into_owned(),
+        }),
         _ => None,
     };
     // Values that repeat across requests are stored once.
     let mut interner = crate::model::Interner::default();
+    let mut digests = crate::model::Interner::default();
     let mut sym = |v: ValueRef| match v {
-        ValueRef::Text(t) => Some(interner.get(&String::from_utf8_lossy(t))),
+        ValueRef::Text(t) => Some(digests.get(&String::from_utf8_lossy(t))),
         _ => None,
     };
     let int = |v: ValueRef| match v {
@@ -342,18 +376,51 @@ fn load_requests(
         _ => None,
     };
     let n = names.len();
+    // Text columns repeat row after row (one case, one status, ...): each
+    // symbol column remembers its last value, so most rows share it without
+    // hashing. Column order as in the query.
+    let mut last: [Option<(Vec<u8>, Sym)>; 8] = Default::default();
+    let mut cached = |slot: usize, v: ValueRef| -> Option<Sym> {
+        let ValueRef::Text(t) = v else { return None };
+        if let Some((bytes, sym)) = &last[slot] {
+            if bytes.as_slice() == t {
+                return Some(sym.clone());
+            }
+        }
+        let sym = match std::str::from_utf8(t) {
+            Ok(s) => interner.get(s),
+            Err(_) => interner.get(&String::from_utf8_lossy(t)),
+        };
+        last[slot] = Some((t.to_vec(), sym.clone()));
+        Some(sym)
+    };
+    let blank = Request::empty(0);
+    // The fields whose null reads differently from their absence.
+    let null_matters: i64 = spec
+        .fields
+        .iter()
+        .enumerate()
+        .filter(|(_, (key, _))| {
+            let mut r = blank.clone();
+            r.apply(key, &Value::Null);
+            r != blank
+        })
+        .fold(0, |m, (i, _)| m | (1 << i));
     while let Some(row) = rows.next().map_err(DbError::query(q))? {
         let get = |i: usize| row.get_ref(i).map_err(DbError::query(q));
         let seq = int(get(0)?).unwrap_or_default();
-        let mut r = Request::empty(seq);
-        if let Some(s) = sym(get(1)?) {
+        let mut r = Request {
+            seq,
+            ..blank.clone()
+        };
+        if let Some(s) = cached(0, get(1)?) {
             r.case_key = s;
         }
-        if let Some(s) = sym(get(2)?) {
+        if let Some(s) = cached(1, get(2)?) {
             r.status = s;
         }
-        r.phase = sym(get(3)?);
-        r.session_id = sym(get(4)?).map_or(crate::model::Scalar::Null, crate::model::Scalar::Str);
+        r.phase = cached(2, get(3)?);
+        r.session_id = cached(3, get(4)?).map_or(Scalar::Null, Scalar::Str);
         r.request_id = text(get(5)?).map_or(Value::Null, Value::String);
         r.x_request_id = text(get(6)?).map_or(Value::Null, Value::String);
         r.request_index = int(get(7)?);
@@ -373,30 +440,27 @@ fn load_requests(
         r.output_tokens = real(get(18)?);
         r.output_tokens_is_int = r.output_tokens.is_some();
         r.total_tokens = real(get(19)?);
-        if let Some(s) = sym(get(20)?) {
+        if let Some(s) = cached(4, get(20)?) {
             r.output_token_source = s;
         }
-        if let Some(s) = sym(get(21)?) {
+        if let Some(s) = cached(5, get(21)?) {
             r.arrival_mode = s;
         }
         r.held_for_slot = int(get(22)?).is_some_and(|i| i != 0);
         r.in_flight_at_dispatch = real(get(23)?);
-        if let Some(s) = sym(get(24)?) {
+        if let Some(s) = cached(6, get(24)?) {
             r.prompt_mode = s;
         }
-        r.prompt_digest =
-            sym(get(25)?).map_or(crate::model::Scalar::Null, crate::model::Scalar::Str);
-        r.prefix_group = int(get(26)?).map_or(crate::model::Scalar::Null, |i| {
-            crate::model::Scalar::of(&Value::from(i))
-        });
+        r.prompt_digest = sym(get(25)?).map_or(Scalar::Null, Scalar::Str);
+        r.prefix_group = int(get(26)?).map_or(Scalar::Null, |i| Scalar::of(&Value::from(i)));
         r.shared_prefix_tokens = real(get(27)?);
-        r.task = sym(get(28)?);
+        r.task = cached(7, get(28)?);
         let nulls = int(get(n - 2)?).unwrap_or(0);
-        if nulls != 0 {
+        if nulls & null_matters != 0 {
             // A field present as null reads differently from an absent one (e.g. a
             // null case_id groups as "None", an absent one as "unknown").
             for (i, (key, _)) in spec.fields.iter().enumerate() {
-                if nulls & (1 << i) != 0 {
+                if nulls & null_matters & (1 << i) != 0 {
                     r.apply(key, &Value::Null);
                 }
             }

@@ -343,25 +343,63 @@ pub struct Encoded {
     pub extra: Option<String>,
 }
 
-/// The field index of each key, per table (built once).
-pub fn index_of(spec: &TableSpec, key: &str) -> Option<usize> {
-    use std::collections::HashMap;
+/// The field index of `key` in table `TABLES[table]`. Every key of every
+/// ingested line comes through here, so it is an open-addressing table keyed
+/// by a cheap hash of the key, built once: one hash and, for a column, one
+/// comparison.
+pub fn field_index(table: usize, key: &str) -> Option<usize> {
     use std::sync::OnceLock;
-    static INDEX: OnceLock<Vec<HashMap<&'static str, usize>>> = OnceLock::new();
+    const SLOTS: usize = 256; // a power of two, over four times the widest table
+    static INDEX: OnceLock<Vec<[u8; SLOTS]>> = OnceLock::new();
+    // The length and the first and last eight bytes tell the columns apart
+    // cheaply; probing and the comparison settle the rest.
+    fn slot_hash(key: &str) -> usize {
+        let b = key.as_bytes();
+        let word = |part: &[u8]| {
+            let mut w = [0u8; 8];
+            w[..part.len()].copy_from_slice(part);
+            u64::from_le_bytes(w)
+        };
+        let head = word(&b[..b.len().min(8)]);
+        let tail = word(&b[b.len().saturating_sub(8)..]);
+        let h =
+            (head ^ tail.rotate_left(29) ^ (b.len() as u64)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (h >> 40) as usize
+    }
     let all = INDEX.get_or_init(|| {
         TABLES
             .iter()
             .map(|t| {
-                t.fields
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (k, _))| (*k, i))
-                    .collect()
+                // Slot value: field index + 1 (0 = empty).
+                let mut slots = [0u8; SLOTS];
+                for (i, (k, _)) in t.fields.iter().enumerate() {
+                    let mut at = slot_hash(k) & (SLOTS - 1);
+                    while slots[at] != 0 {
+                        at = (at + 1) & (SLOTS - 1);
+                    }
+                    slots[at] = (i + 1) as u8;
+                }
+                slots
             })
             .collect()
     });
-    let t = TABLES.iter().position(|t| t.table == spec.table)?;
-    all[t].get(key).copied()
+    let (slots, fields) = (all.get(table)?, TABLES[table].fields);
+    let mut at = slot_hash(key) & (SLOTS - 1);
+    loop {
+        let i = usize::from(slots[at]).checked_sub(1)?;
+        if fields[i].0 == key {
+            return Some(i);
+        }
+        at = (at + 1) & (SLOTS - 1);
+    }
+}
+
+/// The field index of each key of `spec`'s table.
+pub fn index_of(spec: &TableSpec, key: &str) -> Option<usize> {
+    let table = TABLES
+        .iter()
+        .position(|t| std::ptr::eq(t, spec) || t.table == spec.table)?;
+    field_index(table, key)
 }
 
 /// Splits `record` for `spec`'s columns. `event_type` must be the table's own
@@ -445,6 +483,21 @@ pub fn rebuild(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn field_index_finds_every_column_and_nothing_else() {
+        for (t, spec) in TABLES.iter().enumerate() {
+            assert!(spec.fields.len() < 64, "{}", spec.table);
+            for (i, (key, _)) in spec.fields.iter().enumerate() {
+                assert_eq!(field_index(t, key), Some(i), "{}.{key}", spec.table);
+                assert_eq!(index_of(spec, key), Some(i));
+            }
+            for stranger in ["", "event_type", "schema_version", "ttft", "ttft_ms_"] {
+                assert_eq!(field_index(t, stranger), None, "{}", spec.table);
+            }
+        }
+        assert_eq!(field_index(TABLES.len(), "ttft_ms"), None);
+    }
 
     #[test]
     fn every_spec_matches_its_queries() {

@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use rusqlite::types::Value as Sql;
+use rusqlite::types::{Value as Sql, ValueRef};
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -81,21 +81,78 @@ pub struct LineFacts {
     pub artifact_run_id: Option<String>,
 }
 
+/// A column value ready to bind. Text is a span of the line when the line
+/// spells it without escapes, so a typical row allocates nothing per field.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Field {
+    Null,
+    Int(i64),
+    Real(f64),
+    /// Bytes `start..end` of the row's line.
+    Span(u32, u32),
+    Text(String),
+    Blob(Vec<u8>),
+}
+
+impl From<Sql> for Field {
+    fn from(v: Sql) -> Self {
+        match v {
+            Sql::Null => Field::Null,
+            Sql::Integer(i) => Field::Int(i),
+            Sql::Real(f) => Field::Real(f),
+            Sql::Text(t) => Field::Text(t),
+            Sql::Blob(b) => Field::Blob(b),
+        }
+    }
+}
+
+impl Field {
+    /// The value to bind, borrowing from `line` for spans.
+    pub fn bind<'a>(&'a self, line: &'a str) -> ValueRef<'a> {
+        match self {
+            Field::Null => ValueRef::Null,
+            Field::Int(i) => ValueRef::Integer(*i),
+            Field::Real(f) => ValueRef::Real(*f),
+            Field::Span(a, b) => ValueRef::Text(
+                line.as_bytes()
+                    .get(*a as usize..*b as usize)
+                    .unwrap_or_default(),
+            ),
+            Field::Text(t) => ValueRef::Text(t.as_bytes()),
+            Field::Blob(b) => ValueRef::Blob(b),
+        }
+    }
+
+    /// The owned SQL value (for tests and the general path's checks).
+    pub fn to_sql(&self, line: &str) -> Sql {
+        Sql::from(self.bind(line))
+    }
+}
+
 /// A line encoded for its table.
 #[derive(Debug)]
 pub struct Row {
+    /// The line the spans point into (empty for rows built from a value).
+    pub line: String,
     /// Index into [`TABLES`], or None for the generic `records` table.
     pub table: Option<usize>,
-    /// `records` table: the event type and the body (the line itself).
+    /// `records` table: the event type and the body (the record as JSON).
     pub event_type: Option<String>,
-    pub body: Option<String>,
+    pub body: Field,
     /// `requests`: the derived case and status keys.
-    pub derived: Option<(String, String)>,
-    pub schema_version: Sql,
-    pub fields: Vec<Sql>,
+    pub derived: Option<(Field, Field)>,
+    pub schema_version: Field,
+    pub fields: Vec<Field>,
     pub nulls: i64,
     pub extra: Option<String>,
     pub facts: LineFacts,
+}
+
+impl Row {
+    /// The field columns as owned SQL values.
+    pub fn sql_fields(&self) -> Vec<Sql> {
+        self.fields.iter().map(|f| f.to_sql(&self.line)).collect()
+    }
 }
 
 /// What one line became.
@@ -110,16 +167,17 @@ pub enum Prepared {
 }
 
 /// Prepares one physical line.
-pub fn prepare(line: &str) -> Prepared {
+pub fn prepare(line: String) -> Prepared {
     if line.trim().is_empty() {
         return Prepared::Blank;
     }
-    match serde_json::from_str::<Pairs>(line) {
-        Ok(pairs) => match fast(line, &pairs) {
-            Some(row) => Prepared::Row(Box::new(row)),
-            None => general(line),
-        },
-        Err(_) => general(line),
+    let encoded = match serde_json::from_str::<Pairs>(&line) {
+        Ok(pairs) => fast(&line, &pairs),
+        Err(_) => None,
+    };
+    match encoded {
+        Some(enc) => Prepared::Row(Box::new(Row { line, ..enc })),
+        None => general(&line),
     }
 }
 
@@ -127,6 +185,23 @@ fn general(line: &str) -> Prepared {
     match pyjson::parse(line) {
         Ok(v) => Prepared::Value(v),
         Err(e) => Prepared::Error(e.to_string()),
+    }
+}
+
+/// The span of `part` (a slice of `line`) within `line`.
+fn span(line: &str, part: &str) -> Field {
+    let start = part.as_ptr() as usize - line.as_ptr() as usize;
+    match (u32::try_from(start), u32::try_from(start + part.len())) {
+        (Ok(a), Ok(b)) => Field::Span(a, b),
+        _ => Field::Text(part.to_owned()),
+    }
+}
+
+/// A string value as a field: a span when unescaped, owned otherwise.
+fn text_field(line: &str, s: Cow<'_, str>) -> Field {
+    match s {
+        Cow::Borrowed(b) => span(line, b),
+        Cow::Owned(o) => Field::Text(o),
     }
 }
 
@@ -147,13 +222,13 @@ fn is_int_literal(t: &str) -> bool {
 }
 
 /// The column value of a raw field, when the column gives the same JSON back.
-fn encode_raw(col: Col, raw: &RawValue) -> Option<Sql> {
+fn encode_raw(line: &str, col: Col, raw: &RawValue) -> Option<Field> {
     let t = raw.get();
     match col {
-        Col::Text => as_str(raw).map(|s| Sql::Text(s.into_owned())),
+        Col::Text => as_str(raw).map(|s| text_field(line, s)),
         Col::Int => {
             if is_int_literal(t) {
-                t.parse::<i64>().ok().map(Sql::Integer)
+                t.parse::<i64>().ok().map(Field::Int)
             } else {
                 None
             }
@@ -164,17 +239,17 @@ fn encode_raw(col: Col, raw: &RawValue) -> Option<Sql> {
                 t.parse::<f64>()
                     .ok()
                     .filter(|f| f.is_finite())
-                    .map(Sql::Real)
+                    .map(Field::Real)
             } else {
                 None
             }
         }
         Col::Bool => match t {
-            "true" => Some(Sql::Integer(1)),
-            "false" => Some(Sql::Integer(0)),
+            "true" => Some(Field::Int(1)),
+            "false" => Some(Field::Int(0)),
             _ => None,
         },
-        Col::Json => Some(Sql::Text(t.to_owned())),
+        Col::Json => Some(span(line, t)),
         Col::RealList => {
             if !t.starts_with('[') {
                 return None;
@@ -187,18 +262,20 @@ fn encode_raw(col: Col, raw: &RawValue) -> Option<Sql> {
                 }
                 bytes.extend_from_slice(&f.to_le_bytes());
             }
-            Some(Sql::Blob(bytes))
+            Some(Field::Blob(bytes))
         }
     }
 }
 
 /// Python's `str()` of a raw value (for the derived keys).
-fn str_form_raw(raw: &RawValue) -> String {
+fn str_form_raw(line: &str, raw: &RawValue) -> Field {
     match as_str(raw) {
-        Some(s) => s.into_owned(),
-        None => pyjson::parse(raw.get())
-            .map(|v| pyjson::str_form(&v))
-            .unwrap_or_default(),
+        Some(s) => text_field(line, s),
+        None => Field::Text(
+            pyjson::parse(raw.get())
+                .map(|v| pyjson::str_form(&v))
+                .unwrap_or_default(),
+        ),
     }
 }
 
@@ -251,11 +328,12 @@ fn fast(line: &str, pairs: &Pairs) -> Option<Row> {
         // No typed table: the record is kept whole. Duplicate keys stay in the
         // body as written; readers take the last, as the reference does.
         return Some(Row {
+            line: String::new(),
             table: None,
             event_type: et.filter(|s| *s != "\u{0}").map(str::to_owned),
-            body: Some(line.trim().to_owned()),
+            body: span(line, line.trim()),
             derived: None,
-            schema_version: Sql::Null,
+            schema_version: Field::Null,
             fields: Vec::new(),
             nulls: 0,
             extra: None,
@@ -263,13 +341,14 @@ fn fast(line: &str, pairs: &Pairs) -> Option<Row> {
         });
     };
     let spec: &TableSpec = &TABLES[ti];
-    let mut fields = vec![Sql::Null; spec.fields.len()];
+    let mut fields = vec![Field::Null; spec.fields.len()];
     let mut seen: u64 = 0;
     let mut nulls: i64 = 0;
-    let mut schema_version = Sql::Null;
+    let mut schema_version = Field::Null;
     let mut extra: Vec<(&str, &RawValue)> = Vec::new();
-    let mut case_key: Option<String> = None;
-    let mut status_key: Option<String> = None;
+    let mut case_key: Option<Field> = None;
+    let mut status_key: Option<Field> = None;
+    let is_requests = spec.table == "requests";
     for (k, v) in &pairs.0 {
         let key = k.0.as_ref();
         match key {
@@ -280,7 +359,7 @@ fn fast(line: &str, pairs: &Pairs) -> Option<Row> {
                 continue;
             }
             "schema_version" => {
-                match encode_raw(Col::Int, v) {
+                match encode_raw(line, Col::Int, v) {
                     Some(sv) => schema_version = sv,
                     None => extra.push((key, v)),
                 }
@@ -288,11 +367,11 @@ fn fast(line: &str, pairs: &Pairs) -> Option<Row> {
             }
             _ => {}
         }
-        if spec.table == "requests" {
+        if is_requests {
             if key == "case_id" {
-                case_key = Some(str_form_raw(v));
+                case_key = Some(str_form_raw(line, v));
             } else if key == "status" {
-                status_key = Some(str_form_raw(v));
+                status_key = Some(str_form_raw(line, v));
             }
         }
         if facts.is_session {
@@ -311,7 +390,7 @@ fn fast(line: &str, pairs: &Pairs) -> Option<Row> {
                 _ => {}
             }
         }
-        match tables::index_of(spec, key) {
+        match tables::field_index(ti, key) {
             Some(i) => {
                 if seen & (1 << i) != 0 {
                     return None; // a duplicate key: the general path knows which wins
@@ -320,7 +399,7 @@ fn fast(line: &str, pairs: &Pairs) -> Option<Row> {
                 if v.get() == "null" {
                     nulls |= 1 << i;
                 } else {
-                    match encode_raw(spec.fields[i].1, v) {
+                    match encode_raw(line, spec.fields[i].1, v) {
                         Some(sql) => fields[i] = sql,
                         None => extra.push((key, v)),
                     }
@@ -351,16 +430,17 @@ fn fast(line: &str, pairs: &Pairs) -> Option<Row> {
         s.push('}');
         Some(s)
     };
-    let derived = (spec.table == "requests").then(|| {
+    let derived = is_requests.then(|| {
         (
-            case_key.unwrap_or_else(|| "unknown".into()),
-            status_key.unwrap_or_else(|| "None".into()),
+            case_key.unwrap_or_else(|| Field::Text("unknown".into())),
+            status_key.unwrap_or_else(|| Field::Text("None".into())),
         )
     });
     Some(Row {
+        line: String::new(),
         table: Some(ti),
         event_type: None,
-        body: None,
+        body: Field::Null,
         derived,
         schema_version,
         fields,
@@ -378,7 +458,7 @@ mod tests {
 
     /// The fast path stores exactly what the general path stores.
     fn same_as_general(line: &str) {
-        let Prepared::Row(row) = prepare(line) else {
+        let Prepared::Row(row) = prepare(line.to_owned()) else {
             panic!("not fast: {line}")
         };
         let v = pyjson::parse(line).unwrap();
@@ -389,8 +469,8 @@ mod tests {
                 let e = split(spec, m);
                 let fast = rebuild(
                     spec,
-                    &row.schema_version,
-                    &row.fields,
+                    &row.schema_version.to_sql(&row.line),
+                    &row.sql_fields(),
                     row.nulls,
                     row.extra.as_deref(),
                 );
@@ -404,7 +484,12 @@ mod tests {
                 assert_eq!(Value::Object(fast.clone()), Value::Object(slow));
                 assert!(pyjson::py_eq(&Value::Object(fast), &v), "{line}");
             }
-            None => assert_eq!(pyjson::parse(row.body.as_deref().unwrap()).unwrap(), v),
+            None => {
+                let Sql::Text(body) = row.body.to_sql(&row.line) else {
+                    panic!("no body")
+                };
+                assert_eq!(pyjson::parse(&body).unwrap(), v)
+            }
         }
     }
 
@@ -425,33 +510,39 @@ mod tests {
     #[test]
     fn derived_keys_follow_python_str() {
         let Prepared::Row(row) =
-            prepare(r#"{"event_type": "infer.request", "case_id": 7, "status": null}"#)
+            prepare(r#"{"event_type": "infer.request", "case_id": 7, "status": null}"#.into())
         else {
             panic!()
         };
-        assert_eq!(row.derived, Some(("7".into(), "None".into())));
-        let Prepared::Row(row) = prepare(r#"{"event_type": "infer.request"}"#) else {
+        assert_eq!(
+            row.derived,
+            Some((Field::Text("7".into()), Field::Text("None".into())))
+        );
+        let Prepared::Row(row) = prepare(r#"{"event_type": "infer.request"}"#.into()) else {
             panic!()
         };
-        assert_eq!(row.derived, Some(("unknown".into(), "None".into())));
+        assert_eq!(
+            row.derived,
+            Some((Field::Text("unknown".into()), Field::Text("None".into())))
+        );
     }
 
     #[test]
     fn declined_lines_take_the_general_path() {
         assert!(matches!(
-            prepare(r#"{"context_id": "x", "schema_version": 4}"#),
+            prepare(r#"{"context_id": "x", "schema_version": 4}"#.into()),
             Prepared::Value(_)
         ));
         assert!(matches!(
-            prepare(r#"{"event_type": "infer.request", "ttft_ms": NaN}"#),
+            prepare(r#"{"event_type": "infer.request", "ttft_ms": NaN}"#.into()),
             Prepared::Value(_)
         ));
         assert!(matches!(
-            prepare(r#"{"event_type": "infer.request", "ttft_ms": 1, "ttft_ms": 2}"#),
+            prepare(r#"{"event_type": "infer.request", "ttft_ms": 1, "ttft_ms": 2}"#.into()),
             Prepared::Value(_)
         ));
-        assert!(matches!(prepare("[1]"), Prepared::Value(_)));
-        assert!(matches!(prepare("{"), Prepared::Error(_)));
-        assert!(matches!(prepare("   "), Prepared::Blank));
+        assert!(matches!(prepare("[1]".into()), Prepared::Value(_)));
+        assert!(matches!(prepare("{".into()), Prepared::Error(_)));
+        assert!(matches!(prepare("   ".into()), Prepared::Blank));
     }
 }

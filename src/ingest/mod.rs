@@ -282,7 +282,7 @@ fn read_batches(
         let done = raw.len() < BATCH_LINES;
         let batch: Batch = raw
             .into_par_iter()
-            .map(|(n, l)| (n, fast::prepare(&l)))
+            .map(|(n, l)| (n, fast::prepare(l)))
             .collect();
         if !batch.is_empty() && tx.send(batch).is_err() {
             break; // the writer stopped (an error): stop reading
