@@ -98,6 +98,30 @@ pub fn sha256_bytes(bytes: &[u8]) -> String {
         .collect()
 }
 
+/// Phase timings on stderr when `STORMLOG_TIMINGS` is set (for profiling a
+/// slow run: `STORMLOG_TIMINGS=1 stormlog analyze big.jsonl`).
+pub struct Phases {
+    start: Option<std::time::Instant>,
+}
+
+impl Phases {
+    pub fn from_env() -> Self {
+        Phases {
+            start: std::env::var_os("STORMLOG_TIMINGS").map(|_| std::time::Instant::now()),
+        }
+    }
+
+    /// Prints the time since the start, labelled.
+    pub fn mark(&mut self, label: &str) {
+        if let Some(start) = self.start {
+            eprintln!(
+                "stormlog: {label} done at {:.3} s",
+                start.elapsed().as_secs_f64()
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

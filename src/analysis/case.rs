@@ -182,15 +182,20 @@ fn configured_rate(w: Option<&Value>, case_key: &str) -> Value {
 }
 
 /// Counts of values occurring more than once: Σ(count − 1) (Python `==` on
-/// JSON values; nulls do not count). Sorting borrowed keys, no hashing.
+/// JSON values; nulls do not count): the values less the distinct ones.
 fn duplicates<'a>(values: impl Iterator<Item = &'a Value>) -> usize {
-    let mut keys: Vec<Key<'a>> = values.filter(|v| !v.is_null()).map(Key::of).collect();
-    keys.sort_unstable();
-    keys.windows(2).filter(|w| w[0] == w[1]).count()
+    let mut seen: std::collections::HashSet<Key<'a>, foldhash::fast::RandomState> =
+        Default::default();
+    let mut n = 0;
+    for v in values.filter(|v| !v.is_null()) {
+        n += 1;
+        seen.insert(Key::of(v));
+    }
+    n - seen.len()
 }
 
 /// A comparable key with Python equality for scalars (1 == 1.0 == True).
-#[derive(PartialEq, Eq, PartialOrd, Ord)]
+#[derive(PartialEq, Eq, Hash)]
 enum Key<'a> {
     Str(&'a str),
     Other(String),

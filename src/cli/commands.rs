@@ -471,8 +471,10 @@ fn cmd_report(a: ReportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
     if a.all || a.runs.len() > 1 {
         return judge_runs(&conn, &a, policy, out, err);
     }
+    let mut clock = crate::util::Phases::from_env();
     let run = crate::db::runs::resolve(&conn, &a.runs[0])?;
     let data = crate::db::store::load_run(&conn, &run)?;
+    clock.mark("load");
     let samples = crate::ingest::telemetry::load_samples(&conn, &run)?;
     let spans = crate::db::store::attached_spans(&conn, &run)?;
     let inputs = report::Inputs {
@@ -485,6 +487,7 @@ fn cmd_report(a: ReportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
         external_spans: spans.clone(),
     };
     let rep = report::build(&data, inputs)?;
+    clock.mark("report");
     let exit = emit(&rep, a.format, a.output.as_deref(), out, err)?;
     let exit = if a.check {
         let judged = judgements(&data, policy, &spans)?;
@@ -655,9 +658,12 @@ pub fn analyze(a: &AnalyzeRequest) -> Result<report::Report> {
     let policy = cli_policy(&a.slo, a.slo_file.as_deref())?;
     // A scratch database in a temporary file (deleted afterwards) keeps the
     // run's pages out of memory; the report then reads it like any stored run.
+    let mut clock = crate::util::Phases::from_env();
     let (mut conn, scratch) = db::open_scratch()?;
     let done = ingest::ingest_artifact(&mut conn, &a.artifact, &ingest::Options::default())?;
+    clock.mark("ingest");
     let data = crate::db::store::load_run(&conn, &done.run_id)?;
+    clock.mark("load");
     // The recorded policy is checked before the server files are read (E5-E7 before E8).
     if policy.is_none() {
         let recorded: Vec<&Value> = data.of_type("infer.slo").collect();
@@ -689,6 +695,7 @@ pub fn analyze(a: &AnalyzeRequest) -> Result<report::Report> {
         external_spans: spans,
     };
     let rep = report::build(&data, inputs)?;
+    clock.mark("report");
     // The caller exits right after the report: skip freeing the run's data.
     std::mem::forget(data);
     drop(conn);

@@ -117,7 +117,7 @@ pub fn canonical(v: &Value) -> String {
 
 /// Hands out one [`Sym`] per distinct string.
 #[derive(Debug, Default)]
-pub struct Interner(std::collections::HashMap<Box<str>, Sym>);
+pub struct Interner(std::collections::HashMap<Box<str>, Sym, foldhash::fast::RandomState>);
 
 impl Interner {
     pub fn get(&mut self, s: &str) -> Sym {
