@@ -114,8 +114,18 @@ impl Phases {
     /// Prints the time since the start, labelled.
     pub fn mark(&mut self, label: &str) {
         if let Some(start) = self.start {
+            // Linux reports the peak resident size so far; elsewhere it is left out.
+            let peak = std::fs::read_to_string("/proc/self/status")
+                .ok()
+                .and_then(|s| {
+                    s.lines()
+                        .find(|l| l.starts_with("VmHWM:"))
+                        .map(|l| l["VmHWM:".len()..].trim().to_owned())
+                })
+                .map(|p| format!(", peak memory {p}"))
+                .unwrap_or_default();
             eprintln!(
-                "stormlog: {label} done at {:.3} s",
+                "stormlog: {label} done at {:.3} s{peak}",
                 start.elapsed().as_secs_f64()
             );
         }

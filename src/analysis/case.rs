@@ -23,10 +23,9 @@ pub fn fnum(v: Option<f64>) -> Value {
 }
 
 /// A copy sorted ascending (percentiles of one list are taken from one sort).
-fn sorted(values: &[f64]) -> Vec<f64> {
-    let mut v = values.to_vec();
-    v.sort_unstable_by(f64::total_cmp);
-    v
+fn sorted(mut values: Vec<f64>) -> Vec<f64> {
+    values.sort_unstable_by(f64::total_cmp);
+    values
 }
 
 /// Percentile `p` (0-100) of an ascending list.
@@ -185,28 +184,43 @@ fn configured_rate(w: Option<&Value>, case_key: &str) -> Value {
 /// JSON values; nulls do not count): the values less the distinct ones.
 fn duplicates<'a>(values: impl Iterator<Item = &'a Value>) -> usize {
     let mut seen: std::collections::HashSet<Key<'a>, foldhash::fast::RandomState> =
-        Default::default();
+        std::collections::HashSet::with_capacity_and_hasher(
+            values.size_hint().0,
+            Default::default(),
+        );
     let mut n = 0;
     for v in values.filter(|v| !v.is_null()) {
         n += 1;
-        seen.insert(Key::of(v));
+        seen.insert(Key(v));
     }
     n - seen.len()
 }
 
-/// A comparable key with Python equality for scalars (1 == 1.0 == True).
-#[derive(PartialEq, Eq, Hash)]
-enum Key<'a> {
-    Str(&'a str),
-    Other(String),
+/// A value compared with Python equality for scalars (1 == 1.0 == True);
+/// one pointer wide, so the set of a large case's ids stays small.
+struct Key<'a>(&'a Value);
+
+impl Key<'_> {
+    fn text(&self) -> std::borrow::Cow<'_, str> {
+        match self.0 {
+            Value::String(s) => std::borrow::Cow::Borrowed(s),
+            other => std::borrow::Cow::Owned(crate::model::request::canonical(other)),
+        }
+    }
 }
 
-impl<'a> Key<'a> {
-    fn of(v: &'a Value) -> Self {
-        match v {
-            Value::String(s) => Key::Str(s),
-            other => Key::Other(crate::model::request::canonical(other)),
-        }
+impl PartialEq for Key<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.is_string() == other.0.is_string() && self.text() == other.text()
+    }
+}
+
+impl Eq for Key<'_> {}
+
+impl std::hash::Hash for Key<'_> {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.0.is_string().hash(h);
+        self.text().hash(h);
     }
 }
 
@@ -267,7 +281,8 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
     if d > 0 {
         issues.push(format!("duplicate_x_request_id: {d}"));
     }
-    let idx: Vec<i64> = reqs.iter().filter_map(|r| r.request_index).collect();
+    let mut idx: Vec<i64> = Vec::with_capacity(reqs.len());
+    idx.extend(reqs.iter().filter_map(|r| r.request_index));
     if idx.len() != reqs.len() {
         if let Some(s) = scheduled {
             if s != reqs.len() as i64 {
@@ -279,11 +294,18 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
         }
     } else {
         let e = scheduled.unwrap_or(reqs.len() as i64);
-        let distinct: BTreeSet<i64> = idx.iter().copied().collect();
-        if distinct.len() != idx.len() {
+        // Sorted in place, the distinct indexes are the first of each run.
+        idx.sort_unstable();
+        let distinct = || {
+            idx.iter()
+                .enumerate()
+                .filter(|(at, i)| *at == 0 || idx[at - 1] != **i)
+                .map(|(_, i)| *i)
+        };
+        if distinct().count() != idx.len() {
             issues.push("request_index_repeated".into());
         }
-        let inside = distinct.iter().filter(|i| **i >= 0 && **i < e).count() as i64;
+        let inside = distinct().filter(|i| *i >= 0 && *i < e).count() as i64;
         let missing = e - inside;
         if missing > 0 {
             issues.push(format!("records_missing: {missing} of {e}"));
@@ -400,14 +422,11 @@ fn intervals(
         if w.is_some() {
             return empty(Some("phase_window_missing"), Value::Null);
         }
-        let spans: Vec<(i64, i64)> = reqs
-            .iter()
-            .filter_map(|r| Some((r.started_at_ns?, r.ended_at_ns?)))
-            .collect();
-        let rate = match (
-            spans.iter().map(|s| s.0).min(),
-            spans.iter().map(|s| s.1).max(),
-        ) {
+        let spans = || {
+            reqs.iter()
+                .filter_map(|r| Some((r.started_at_ns?, r.ended_at_ns?)))
+        };
+        let rate = match (spans().map(|s| s.0).min(), spans().map(|s| s.1).max()) {
             (Some(a), Some(b)) => interval("request_span", a, b, "all_measured"),
             _ => Value::Null,
         };
@@ -426,13 +445,13 @@ fn intervals(
         drained,
         "all_measured",
     );
-    let sends: Vec<i64> = reqs
-        .iter()
-        .filter(|r| r.status != "dropped")
-        .filter_map(|r| r.started_at_ns)
-        .collect();
-    let dispatch = match (sends.iter().min(), sends.iter().max()) {
-        (Some(a), Some(b)) => interval("dispatch_window", *a, *b, "all_measured"),
+    let sends = || {
+        reqs.iter()
+            .filter(|r| r.status != "dropped")
+            .filter_map(|r| r.started_at_ns)
+    };
+    let dispatch = match (sends().min(), sends().max()) {
+        (Some(a), Some(b)) => interval("dispatch_window", a, b, "all_measured"),
         _ => Value::Null,
     };
     let mode = match wn.get("arrival_mode") {
@@ -479,11 +498,11 @@ pub fn request_figures(
     out: &mut Map<String, Value>,
 ) {
     let ok: Vec<&Request> = reqs.iter().copied().filter(|r| r.is_ok()).collect();
-    let e2e = sorted(&nums(&ok, |r| r.e2e_latency_ms));
-    let ttft = sorted(&nums(&ok, |r| r.ttft_ms));
-    let first = sorted(&nums(&ok, |r| r.first_chunk_latency_ms));
+    let e2e = sorted(nums(&ok, |r| r.e2e_latency_ms));
+    let ttft = sorted(nums(&ok, |r| r.ttft_ms));
+    let first = sorted(nums(&ok, |r| r.first_chunk_latency_ms));
     let from_intended: Vec<f64> = sorted(
-        &ok.iter()
+        ok.iter()
             .filter_map(|r| Some((r.ended_at_ns? - r.intended_at_ns?) as f64 / 1_000_000.0))
             .collect::<Vec<f64>>(),
     );
@@ -518,11 +537,11 @@ pub fn request_figures(
         .collect();
     out.insert("tokens".into(), json!({"output_tokens": out_tokens, "total_tokens": total_tokens, "output_token_sources": sources}));
     let window = {
-        let b: Vec<(i64, i64)> = ok
-            .iter()
-            .filter_map(|r| Some((r.started_at_ns?, r.ended_at_ns?)))
-            .collect();
-        b.iter().map(|x| x.0).min().zip(b.iter().map(|x| x.1).max())
+        let b = || {
+            ok.iter()
+                .filter_map(|r| Some((r.started_at_ns?, r.ended_at_ns?)))
+        };
+        b().map(|x| x.0).min().zip(b().map(|x| x.1).max())
     };
     let (mut dev, mut rss): (Option<i64>, Option<i64>) = (None, None);
     if let Some((lo, hi)) = window {
@@ -582,7 +601,7 @@ pub fn arrivals(reqs: &[&Request], window: Option<&Value>) -> Value {
             _ => Value::Null,
         }
     };
-    let lag = sorted(&nums(reqs, |r| r.dispatch_lag_ms));
+    let lag = sorted(nums(reqs, |r| r.dispatch_lag_ms));
     let (window_s, drain_s) = match window {
         Some(wn) => match (
             ns_of(pyjson::get(wn, "started_at_ns")),
@@ -645,7 +664,7 @@ pub fn prompts(reqs: &[&Request], window: Option<&Value>) -> Value {
 pub fn lengths(reqs: &[&Request]) -> Value {
     let ok: Vec<&Request> = reqs.iter().copied().filter(|r| r.is_ok()).collect();
     let d = |v: Vec<f64>| {
-        let v = sorted(&v);
+        let v = sorted(v);
         json!({"min": min_of(&v), "p50": pct(&v, 50), "p95": pct(&v, 95), "max": max_of(&v)})
     };
     json!({"prompt_tokens": d(nums(&ok, |r| r.prompt_tokens)), "output_tokens": d(nums(&ok, |r| r.output_tokens))})
@@ -691,7 +710,7 @@ pub fn streaming(reqs: &[&Request]) -> Value {
         .iter()
         .flat_map(|r| r.chunk_gaps.iter().copied().filter(|g| g.is_finite()))
         .collect();
-    let (chunks, gaps) = (sorted(&chunks), sorted(&gaps));
+    let (chunks, gaps) = (sorted(chunks), sorted(gaps));
     let usage: Vec<&&Request> = streamed
         .iter()
         .filter(|r| r.output_token_source == "server_usage")
@@ -744,15 +763,15 @@ fn metric_block(
     f: usize,
 ) -> Value {
     {
-        let mut values = Vec::new();
+        let mut sorted = Vec::new();
         let mut missing = 0usize;
         for r in reqs.iter().filter(|r| r.is_ok()) {
             match value_of(r) {
-                Some(v) => values.push(v),
+                Some(v) => sorted.push(v),
                 None => missing += 1,
             }
         }
-        let sorted = sorted(&values);
+        sorted.sort_unstable_by(f64::total_cmp);
         let timeouts: Option<Vec<f64>> = if key == "client.e2e" && f > 0 {
             reqs.iter()
                 .filter(|r| !r.is_ok())
@@ -841,7 +860,7 @@ fn unsuccessful_block(reqs: &[&Request], out: Map<String, Value>) -> Value {
                 None => missing += 1,
             }
         }
-        let elapsed = sorted(&elapsed);
+        let elapsed = sorted(elapsed);
         unsucc.insert(
             status,
             json!({"count": rs.len(), "elapsed_ms": {"min": min_of(&elapsed), "p50": pct(&elapsed, 50), "max": max_of(&elapsed)},

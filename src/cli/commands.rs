@@ -472,6 +472,7 @@ fn cmd_report(a: ReportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
         return judge_runs(&conn, &a, policy, out, err);
     }
     let mut clock = crate::util::Phases::from_env();
+    clock.mark("open");
     let run = crate::db::runs::resolve(&conn, &a.runs[0])?;
     let data = crate::db::store::load_run(&conn, &run)?;
     clock.mark("load");

@@ -13,8 +13,10 @@ use crate::pyjson;
 
 /// A shared, immutable string: the values that repeat across a run's
 /// requests (case ids, statuses, modes) are stored once, not per request.
+/// One pointer wide (the length lives with the text), so a request's seven
+/// symbols and three scalars cost 80 bytes less than fat `Arc<str>`s would.
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Sym(Arc<str>);
+pub struct Sym(Arc<Box<str>>);
 
 impl Sym {
     pub fn as_str(&self) -> &str {
@@ -37,37 +39,37 @@ impl std::fmt::Display for Sym {
 
 impl From<&str> for Sym {
     fn from(s: &str) -> Self {
-        Sym(Arc::from(s))
+        Sym(Arc::new(Box::from(s)))
     }
 }
 
 impl From<String> for Sym {
     fn from(s: String) -> Self {
-        Sym(Arc::from(s))
+        Sym(Arc::new(s.into_boxed_str()))
     }
 }
 
 impl From<Sym> for String {
     fn from(s: Sym) -> Self {
-        s.0.as_ref().to_owned()
+        s.as_str().to_owned()
     }
 }
 
 impl PartialEq<str> for Sym {
     fn eq(&self, other: &str) -> bool {
-        &*self.0 == other
+        self.as_str() == other
     }
 }
 
 impl PartialEq<&str> for Sym {
     fn eq(&self, other: &&str) -> bool {
-        &*self.0 == *other
+        self.as_str() == *other
     }
 }
 
 impl PartialEq<String> for Sym {
     fn eq(&self, other: &String) -> bool {
-        &*self.0 == other.as_str()
+        self.as_str() == other.as_str()
     }
 }
 
