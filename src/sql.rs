@@ -61,6 +61,7 @@ query!(LOAD_RECORDS_ANALYSIS, "load/records_analysis");
 query!(LOAD_REQUESTS, "load/requests");
 query!(LOAD_REQUESTS_ANALYSIS, "load/requests_analysis");
 query!(LOAD_REQUEST_COUNT, "load/request_count");
+query!(LOAD_REQUEST_SEQ_AT, "load/request_seq_at");
 query!(LOAD_RUN, "load/run");
 query!(LOAD_SESSIONS, "load/sessions");
 query!(LOAD_SLO_RECORDS, "load/slo_records");
@@ -117,6 +118,7 @@ pub const ALL: &[Query] = &[
     LOAD_REQUESTS,
     LOAD_REQUESTS_ANALYSIS,
     LOAD_REQUEST_COUNT,
+    LOAD_REQUEST_SEQ_AT,
     LOAD_RUN,
     LOAD_SESSIONS,
     LOAD_SLO_RECORDS,

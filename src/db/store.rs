@@ -327,18 +327,22 @@ pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
     Ok(data)
 }
 
+/// Runs at least this large are read by two connections at once, each one
+/// half of the sequence range (below it a second connection costs more than
+/// it saves).
+const PARALLEL_LOAD_MIN: usize = 20_000;
+
 /// Reads the analysis view of a run's requests (only the columns it needs).
-/// Columns hold exact JSON values of their type, so they translate directly;
-/// the null mask and `extra` carry everything else.
+/// Large runs are read in two halves on two connections at once, each half
+/// filling its own part of the array, so neither a second copy nor a merge
+/// is needed; the halves are checked against the count, and any mismatch
+/// (the run replaced between the reads) falls back to one sequential read.
 fn load_requests(
     conn: &Connection,
     spec: &TableSpec,
     run_id: &str,
     out: &mut Vec<Request>,
 ) -> Result<(), DbError> {
-    use rusqlite::types::ValueRef;
-    // Room for every request at once: growing by doubling would hold two
-    // copies of the array at its largest.
     let n: i64 = conn
         .query_row(
             sql::LOAD_REQUEST_COUNT.sql,
@@ -346,7 +350,70 @@ fn load_requests(
             |r| r.get(0),
         )
         .map_err(DbError::query(&sql::LOAD_REQUEST_COUNT))?;
-    out.reserve_exact(usize::try_from(n).unwrap_or(0));
+    let n = usize::try_from(n).unwrap_or(0);
+    // Room for every request at once: growing by doubling would hold two
+    // copies of the array at its largest.
+    out.reserve_exact(n);
+    if n >= PARALLEL_LOAD_MIN {
+        if let Some(second) = reader_beside(conn) {
+            let half = n / 2;
+            let mid: i64 = conn
+                .query_row(
+                    sql::LOAD_REQUEST_SEQ_AT.sql,
+                    rusqlite::named_params! {":run_id": run_id, ":offset": half as i64},
+                    |r| r.get(0),
+                )
+                .map_err(DbError::query(&sql::LOAD_REQUEST_SEQ_AT))?;
+            out.resize(n, Request::empty(0));
+            let (low, high) = out.split_at_mut(half);
+            let (a, b) = std::thread::scope(|s| {
+                let other =
+                    s.spawn(move || read_requests(&second, spec, run_id, mid, i64::MAX, high));
+                let mine = read_requests(conn, spec, run_id, i64::MIN, mid, low);
+                (mine, other.join())
+            });
+            let b = b.map_err(|_| DbError::Other("a request reader panicked".into()))?;
+            if a? == half && b? == n - half {
+                return Ok(());
+            }
+            out.clear();
+        }
+    }
+    out.resize(n, Request::empty(0));
+    let got = read_requests(conn, spec, run_id, i64::MIN, i64::MAX, out)?;
+    if got > n {
+        return Err(DbError::Other(format!(
+            "run '{run_id}' changed while it was read; run the command again"
+        )));
+    }
+    out.truncate(got);
+    Ok(())
+}
+
+/// A second, read-only connection to the database behind `conn`, when it
+/// lives in a file (an in-memory database has no second connection).
+fn reader_beside(conn: &Connection) -> Option<Connection> {
+    use rusqlite::OpenFlags;
+    let path = conn.path().filter(|p| !p.is_empty())?;
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let second = Connection::open_with_flags(path, flags).ok()?;
+    second
+        .busy_timeout(std::time::Duration::from_secs(30))
+        .ok()?;
+    Some(second)
+}
+
+/// Fills `out` with the requests of `from <= seq < to`, in order; returns how
+/// many there were (reading stops when `out` is full).
+fn read_requests(
+    conn: &Connection,
+    spec: &TableSpec,
+    run_id: &str,
+    from: i64,
+    to: i64,
+    out: &mut [Request],
+) -> Result<usize, DbError> {
+    use rusqlite::types::ValueRef;
     let q = &sql::LOAD_REQUESTS_ANALYSIS;
     let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
     let names: Vec<String> = stmt
@@ -355,7 +422,7 @@ fn load_requests(
         .map(|s| (*s).to_owned())
         .collect();
     let mut rows = stmt
-        .query(rusqlite::named_params! {":run_id": run_id})
+        .query(rusqlite::named_params! {":run_id": run_id, ":from": from, ":to": to})
         .map_err(DbError::query(q))?;
     let text = |v: ValueRef| match v {
         ValueRef::Text(t) => Some(match std::str::from_utf8(t) {
@@ -406,7 +473,11 @@ fn load_requests(
             r != blank
         })
         .fold(0, |m, (i, _)| m | (1 << i));
+    let mut filled = 0;
     while let Some(row) = rows.next().map_err(DbError::query(q))? {
+        if filled == out.len() {
+            return Ok(filled + 1); // more rows than counted: the caller starts over
+        }
         let get = |i: usize| row.get_ref(i).map_err(DbError::query(q));
         let seq = int(get(0)?).unwrap_or_default();
         let mut r = Request {
@@ -472,9 +543,10 @@ fn load_requests(
                 }
             }
         }
-        out.push(r);
+        out[filled] = r;
+        filled += 1;
     }
-    Ok(())
+    Ok(filled)
 }
 
 /// Spans from span files attached to the run (`ingest --run RUN spans.jsonl`),
@@ -506,4 +578,58 @@ pub fn attached_spans(conn: &Connection, run_id: &str) -> Result<Vec<Value>, DbE
         )));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// A run above the parallel threshold is read in two halves on two
+    /// connections; the result is the sequential read, request for request.
+    #[test]
+    fn halves_read_at_once_equal_one_sequential_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let artifact = dir.path().join("big.jsonl");
+        let mut text = String::from(
+            r#"{"event_type": "infer.session", "schema_version": 1, "session_id": "s", "status": "running", "timestamp_ns": 1}"#,
+        );
+        text.push('\n');
+        let n = PARALLEL_LOAD_MIN + 1001;
+        for i in 0..n {
+            // Vary the symbols and leave some fields out or null.
+            let status = ["ok", "ok", "error", "timeout"][i % 4];
+            let ttft = if i % 7 == 0 {
+                "null".to_owned()
+            } else {
+                format!("{}.25", i % 97)
+            };
+            text.push_str(&format!(
+                r#"{{"event_type": "infer.request", "schema_version": 1, "case_id": "c{}", "phase": "measured", "status": "{status}", "request_id": "r{i}", "x_request_id": "x{i}", "request_index": {i}, "started_at_ns": {}, "ended_at_ns": {}, "ttft_ms": {ttft}, "chunk_interarrival_ms": [1.5, {i}]}}"#,
+                i % 3,
+                1_000 + i,
+                2_000 + i
+            ));
+            text.push('\n');
+        }
+        std::fs::write(&artifact, text).unwrap();
+        let db = dir.path().join("p.db");
+        let mut conn = crate::db::open(&db, crate::db::Mode::ReadWrite).unwrap();
+        let done =
+            crate::ingest::ingest_artifact(&mut conn, &artifact, &Default::default()).unwrap();
+        let data = load_run(&conn, &done.run_id).unwrap();
+        assert_eq!(data.requests.len(), n);
+        let spec = tables::spec("requests").unwrap();
+        let mut one = vec![Request::empty(0); n];
+        let got = read_requests(&conn, spec, &done.run_id, i64::MIN, i64::MAX, &mut one).unwrap();
+        assert_eq!(got, n);
+        assert_eq!(data.requests, one);
+        assert_eq!(
+            data.requests[n - 1].x_request_id,
+            Value::from(format!("x{}", n - 1))
+        );
+        assert_eq!(data.requests[7].ttft_ms, None);
+        assert_eq!(data.requests[8].ttft_ms, Some(8.25));
+        assert!(data.requests.windows(2).all(|w| w[0].seq < w[1].seq));
+    }
 }

@@ -169,13 +169,16 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
     let metric_fns: Vec<Box<case::MetricFn>> = metric_keys
         .iter()
         .map(|(k, _)| {
-            let k = *k;
-            Box::new(
-                move |r: &Request| match crate::slo::measure(r, k, spans_ref) {
+            // The key is resolved once, not per request.
+            let key = crate::slo::criteria::CriterionKey::from_key(k)
+                .filter(|key| !key.is_aggregate_only());
+            Box::new(move |r: &Request| match key {
+                Some(key) => match crate::slo::measure_key(r, key, spans_ref) {
                     crate::slo::Measure::Value(v) => Some(v),
                     _ => None,
                 },
-            ) as Box<case::MetricFn>
+                None => None,
+            }) as Box<case::MetricFn>
         })
         .collect();
     let metrics: Vec<(&str, &str, &case::MetricFn)> = metric_keys
@@ -190,25 +193,37 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
             .par_iter()
             .map(|(key, reqs)| {
                 // The latency block (a sort per metric) runs beside the rest.
-                let (latency, (mut c, pop, rate)) = rayon::join(
+                // The blocks are independent passes over the case's requests:
+                // the latency block (a sort per metric) beside the population
+                // and figures, beside the arrival, prompt and stream passes.
+                let window = ctx.windows.get(key).copied();
+                let (latency, ((mut c, pop, rate), passes)) = rayon::join(
                     || case::latency(reqs, &metrics),
                     || {
-                        let mut c = Map::new();
-                        let pop = case::population(&ctx, key, reqs);
-                        let window = ctx.windows.get(key).copied();
-                        let rate = pop.intervals.get("rate").cloned().unwrap_or(Value::Null);
-                        case::request_figures(reqs, &data.samples, &rate, &mut c);
-                        c.insert("arrivals".into(), case::arrivals(reqs, window));
-                        c.insert("prompts".into(), case::prompts(reqs, window));
-                        c.insert("lengths".into(), case::lengths(reqs));
-                        c.insert(
-                            "cache".into(),
-                            case::cache(ctx.cache_states.get(key).copied()),
-                        );
-                        c.insert("streaming".into(), case::streaming(reqs));
-                        (c, pop, rate)
+                        rayon::join(
+                            || {
+                                let mut c = Map::new();
+                                let pop = case::population(&ctx, key, reqs);
+                                let rate =
+                                    pop.intervals.get("rate").cloned().unwrap_or(Value::Null);
+                                case::request_figures(reqs, &data.samples, &rate, &mut c);
+                                (c, pop, rate)
+                            },
+                            || {
+                                [
+                                    ("arrivals", case::arrivals(reqs, window)),
+                                    ("prompts", case::prompts(reqs, window)),
+                                    ("lengths", case::lengths(reqs)),
+                                    ("cache", case::cache(ctx.cache_states.get(key).copied())),
+                                    ("streaming", case::streaming(reqs)),
+                                ]
+                            },
+                        )
                     },
                 );
+                for (name, block) in passes {
+                    c.insert(name.into(), block);
+                }
                 c.insert("latency".into(), latency);
                 if let Some((policy, source)) = policy {
                     c.insert(
