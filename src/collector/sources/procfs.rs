@@ -93,9 +93,13 @@ fn read_proc(slot: &std::cell::RefCell<Option<fs::File>>, path: &Path) -> std::i
                 Ok(0) => break true,
                 Ok(n) => {
                     len += n;
-                    if len == buf.len() {
-                        buf.resize(buf.len() * 2, 0);
+                    if len < buf.len() {
+                        // procfs renders the whole file on each read: a read
+                        // that did not fill the buffer got all of it. Asking
+                        // again for the end would render it a second time.
+                        break true;
                     }
+                    buf.resize(buf.len() * 2, 0);
                 }
                 Err(_) => break false,
             }
