@@ -82,8 +82,14 @@ pub struct ProcfsProcess {
 
 /// Re-reads a kept-open `/proc` file from its start; on any failure the file
 /// is opened again by path, so errors (a process gone, a PID reused) are
-/// classified exactly as a fresh read classifies them.
-fn read_proc(slot: &std::cell::RefCell<Option<fs::File>>, path: &Path) -> std::io::Result<String> {
+/// classified exactly as a fresh read classifies them. The flag says whether
+/// the text came through the file kept open since an earlier read: such a
+/// file stays bound to the process it was opened for (a reused PID makes it
+/// fail, never read another process).
+fn read_proc(
+    slot: &std::cell::RefCell<Option<fs::File>>,
+    path: &Path,
+) -> std::io::Result<(String, bool)> {
     use std::os::unix::fs::FileExt;
     if let Some(file) = slot.borrow().as_ref() {
         let mut buf = vec![0u8; 4096];
@@ -107,14 +113,17 @@ fn read_proc(slot: &std::cell::RefCell<Option<fs::File>>, path: &Path) -> std::i
         if reread {
             buf.truncate(len);
             if let Ok(text) = String::from_utf8(buf) {
-                return Ok(text);
+                return Ok((text, true));
             }
         }
     }
     *slot.borrow_mut() = None;
-    let text = fs::read_to_string(path)?;
-    *slot.borrow_mut() = fs::File::open(path).ok();
-    Ok(text)
+    // The handle kept is the one read: text and handle are of one process.
+    let mut file = fs::File::open(path)?;
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut file, &mut text)?;
+    *slot.borrow_mut() = Some(file);
+    Ok((text, false))
 }
 
 impl ProcfsProcess {
@@ -157,20 +166,24 @@ impl ProcfsProcess {
 
     fn stat(&self) -> Result<ProcStat, ReadFailure> {
         let path = self.proc_file(self.pid, "stat");
-        let text = read_proc(&self.stat_file, &path).map_err(|e| classify(&e))?;
+        let (text, _) = read_proc(&self.stat_file, &path).map_err(|e| classify(&e))?;
         parse_stat(&text).ok_or_else(|| ReadFailure::Other(format!("malformed {}", path.display())))
     }
 
     /// Resident pages times page size, or `None` when the process has no
-    /// address space left (`statm` all zeros): it is exiting.
-    fn rss(&self) -> Result<Option<u64>, ReadFailure> {
+    /// address space left (`statm` all zeros): it is exiting. The flag: read
+    /// through the file kept open for this very process (see [`read_proc`]).
+    fn rss(&self) -> Result<(Option<u64>, bool), ReadFailure> {
         let path = self.proc_file(self.pid, "statm");
-        let text = read_proc(&self.statm_file, &path).map_err(|e| classify(&e))?;
+        let (text, kept) = read_proc(&self.statm_file, &path).map_err(|e| classify(&e))?;
         let malformed = || ReadFailure::Other(format!("malformed {}", path.display()));
         let mut fields = text.split_whitespace().map(str::parse::<u64>);
         let size = fields.next().and_then(Result::ok).ok_or_else(malformed)?;
         let pages = fields.next().and_then(Result::ok).ok_or_else(malformed)?;
-        Ok((size > 0).then(|| pages.saturating_mul(self.page_size)))
+        Ok((
+            (size > 0).then(|| pages.saturating_mul(self.page_size)),
+            kept,
+        ))
     }
 
     fn boot_time_s(&self) -> Option<u64> {
@@ -239,15 +252,23 @@ impl ProcessSource for ProcfsProcess {
     /// a value is only reported for a process that was still the same one,
     /// alive, once it was read. (psutil checks first and reads second, and
     /// can report a valid RSS of 0 for a process caught mid-exit.)
+    ///
+    /// A value read through the `statm` file kept open since a poll that
+    /// confirmed the process needs no second confirmation: that file can only
+    /// read the process it was opened for, and an exited one reads all zeros.
+    /// At 100 Hz this halves the kernel's work per sample.
     fn read_rss(&mut self) -> ProcessReading {
         if self.ended {
             return ProcessReading::ended();
         }
         let rss = self.rss();
-        if let Err(reading) = self.check_same_process() {
-            return reading;
+        let confirmed = matches!(rss, Ok((Some(_), true))) && self.start_ticks.is_some();
+        if !confirmed {
+            if let Err(reading) = self.check_same_process() {
+                return reading;
+            }
         }
-        match rss {
+        match rss.map(|(bytes, _)| bytes) {
             Ok(Some(bytes)) => ProcessReading::valid(bytes),
             Ok(None) => {
                 self.ended = true;
