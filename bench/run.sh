@@ -4,6 +4,7 @@
 #
 #   bench/run.sh                 # 90,000 and 300,000 requests, 100-run re-judge
 #   SIZES="30000" bench/run.sh   # other sizes
+#   RUNS=0 bench/run.sh          # without the re-judging part
 #
 # Needs python3 (stdlib) for the scaled inputs and the reference in a virtual
 # environment (created in bench/.venv unless REF points at a `stormlog` binary).
@@ -43,6 +44,7 @@ for n in $SIZES; do
   echo "database: $(( $(stat -c %s "$DATA/bench.db") / 1000000 )) MB"
 done
 
+if [ "$RUNS" -eq 0 ]; then exit 0; fi # RUNS=0 bench/run.sh: analyze, ingest and report only
 echo "== re-judging $RUNS stored runs of the large case (3,000 requests each)"
 src=tests/fixtures/conformance/cases/large/artifact.jsonl
 rm -f "$DATA/judge.db" "$DATA/judge.db-wal" "$DATA/judge.db-shm"
