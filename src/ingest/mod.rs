@@ -260,56 +260,37 @@ struct ReadEnd {
 
 const BATCH_LINES: usize = 2048;
 
-/// Reads the file in batches of lines and hands each batch to a second
-/// thread, which prepares its lines in parallel and passes the batch on in
-/// order: reading (and hashing) the next batch overlaps preparing this one.
+/// Reads the file and prepares batches of lines in parallel, in order.
 fn read_batches(
     file: File,
     bar: Option<indicatif::ProgressBar>,
     tx: std::sync::mpsc::SyncSender<Batch>,
 ) -> std::io::Result<ReadEnd> {
-    let (raw_tx, raw_rx) = std::sync::mpsc::sync_channel::<Vec<(u64, String)>>(2);
-    let preparer = std::thread::spawn(move || {
-        use rayon::prelude::*;
-        for raw in raw_rx {
-            let batch: Batch = raw
-                .into_par_iter()
-                .map(|(n, l)| (n, fast::prepare(l)))
-                .collect();
-            if tx.send(batch).is_err() {
-                break; // the writer stopped (an error): stop preparing
-            }
-        }
-    });
+    use rayon::prelude::*;
     let mut lines = Lines::new(BufReader::with_capacity(1 << 20, file));
-    let read = (|| -> std::io::Result<()> {
-        loop {
-            let mut raw: Vec<(u64, String)> = Vec::with_capacity(BATCH_LINES);
-            while raw.len() < BATCH_LINES {
-                match lines.next_line()? {
-                    Some(l) => raw.push((lines.line_no, l)),
-                    None => break,
-                }
-            }
-            if let Some(bar) = &bar {
-                bar.set_position(lines.bytes_read);
-            }
-            let done = raw.len() < BATCH_LINES;
-            if !raw.is_empty() && raw_tx.send(raw).is_err() {
-                return Ok(()); // the preparer stopped: stop reading
-            }
-            if done {
-                return Ok(());
+    loop {
+        let mut raw: Vec<(u64, String)> = Vec::with_capacity(BATCH_LINES);
+        while raw.len() < BATCH_LINES {
+            match lines.next_line()? {
+                Some(l) => raw.push((lines.line_no, l)),
+                None => break,
             }
         }
-    })();
-    drop(raw_tx);
-    // The preparer ends once the batches sent are prepared (or the writer
-    // left). A preparer that panicked must not pass for a file that ended.
-    preparer
-        .join()
-        .map_err(|_| std::io::Error::other("the line preparer panicked"))?;
-    read?;
+        if let Some(bar) = &bar {
+            bar.set_position(lines.bytes_read);
+        }
+        let done = raw.len() < BATCH_LINES;
+        let batch: Batch = raw
+            .into_par_iter()
+            .map(|(n, l)| (n, fast::prepare(l)))
+            .collect();
+        if !batch.is_empty() && tx.send(batch).is_err() {
+            break; // the writer stopped (an error): stop reading
+        }
+        if done {
+            break;
+        }
+    }
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
