@@ -90,40 +90,36 @@ fn read_proc(
     slot: &std::cell::RefCell<Option<fs::File>>,
     path: &Path,
 ) -> std::io::Result<(String, bool)> {
-    use std::os::unix::fs::FileExt;
     if let Some(file) = slot.borrow().as_ref() {
-        let mut buf = vec![0u8; 4096];
-        let mut len = 0;
-        let reread = loop {
-            match file.read_at(&mut buf[len..], len as u64) {
-                Ok(0) => break true,
-                Ok(n) => {
-                    len += n;
-                    if len < buf.len() {
-                        // procfs renders the whole file on each read: a read
-                        // that did not fill the buffer got all of it. Asking
-                        // again for the end would render it a second time.
-                        break true;
-                    }
-                    buf.resize(buf.len() * 2, 0);
-                }
-                Err(_) => break false,
-            }
-        };
-        if reread {
-            buf.truncate(len);
-            if let Ok(text) = String::from_utf8(buf) {
-                return Ok((text, true));
-            }
+        if let Ok(text) = read_whole(file) {
+            return Ok((text, true));
         }
     }
     *slot.borrow_mut() = None;
     // The handle kept is the one read: text and handle are of one process.
-    let mut file = fs::File::open(path)?;
-    let mut text = String::new();
-    std::io::Read::read_to_string(&mut file, &mut text)?;
+    let file = fs::File::open(path)?;
+    let text = read_whole(&file)?;
     *slot.borrow_mut() = Some(file);
     Ok((text, false))
+}
+
+/// A `/proc` file's text from its start. procfs renders the whole file on
+/// each read, so a read that does not fill the buffer got all of it; asking
+/// again for the end would render it a second time.
+fn read_whole(file: &fs::File) -> std::io::Result<String> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; 4096];
+    let mut len = 0;
+    loop {
+        let n = file.read_at(&mut buf[len..], len as u64)?;
+        len += n;
+        if n == 0 || len < buf.len() {
+            break;
+        }
+        buf.resize(buf.len() * 2, 0);
+    }
+    buf.truncate(len);
+    String::from_utf8(buf).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
 impl ProcfsProcess {
