@@ -33,6 +33,20 @@ impl rusqlite::ToSql for Bind<'_> {
     }
 }
 
+/// Binds `values` to the statement's parameters in order and runs it.
+fn execute<'v>(
+    st: &mut Statement<'_>,
+    q: &Query,
+    values: impl IntoIterator<Item = ValueRef<'v>>,
+) -> Result<(), DbError> {
+    let err = DbError::query(q);
+    for (i, v) in values.into_iter().enumerate() {
+        st.raw_bind_parameter(i + 1, Bind(v)).map_err(err)?;
+    }
+    st.raw_execute().map_err(err)?;
+    Ok(())
+}
+
 /// Prepared inserts for one ingest transaction.
 pub struct Writer<'c> {
     run_id: String,
@@ -73,49 +87,38 @@ impl<'c> Writer<'c> {
     /// (text borrowed from the row's line), not collected into a parameter list.
     pub fn row(&mut self, seq: i64, row: Row) -> Result<(), DbError> {
         let line = row.line.as_str();
+        let run_id = ValueRef::Text(self.run_id.as_bytes());
         let Some(ti) = row.table else {
-            let q = &sql::INGEST_INSERT_RECORD;
-            let st = &mut self.record;
-            let err = DbError::query(q);
-            st.raw_bind_parameter(1, self.run_id.as_str())
-                .map_err(err)?;
-            st.raw_bind_parameter(2, seq).map_err(err)?;
-            st.raw_bind_parameter(3, row.event_type.as_deref())
-                .map_err(err)?;
-            st.raw_bind_parameter(4, Bind(row.body.bind(line)))
-                .map_err(err)?;
-            st.raw_execute().map_err(err)?;
-            return Ok(());
+            let event_type = row
+                .event_type
+                .as_deref()
+                .map_or(ValueRef::Null, |e| ValueRef::Text(e.as_bytes()));
+            let values = [
+                run_id,
+                ValueRef::Integer(seq),
+                event_type,
+                row.body.bind(line),
+            ];
+            return execute(&mut self.record, &sql::INGEST_INSERT_RECORD, values);
         };
         let spec = &TABLES[ti];
-        let st = &mut self.inserts[ti];
-        let err = DbError::query(&spec.insert);
-        let mut at = 1;
-        let mut put = |v: ValueRef<'_>| -> Result<(), DbError> {
-            st.raw_bind_parameter(at, Bind(v)).map_err(err)?;
-            at += 1;
-            Ok(())
-        };
-        put(ValueRef::Text(self.run_id.as_bytes()))?;
-        put(ValueRef::Integer(seq))?;
-        if spec.table == "vllm_spans" {
-            put(ValueRef::Null)?;
-        }
-        if let Some((case_key, status)) = &row.derived {
-            put(case_key.bind(line))?;
-            put(status.bind(line))?;
-        }
-        put(row.schema_version.bind(line))?;
-        for f in &row.fields {
-            put(f.bind(line))?;
-        }
-        put(ValueRef::Integer(row.nulls))?;
-        put(row
+        let file_id = (spec.table == "vllm_spans").then_some(ValueRef::Null);
+        let derived = row
+            .derived
+            .iter()
+            .flat_map(|(case_key, status)| [case_key.bind(line), status.bind(line)]);
+        let extra = row
             .extra
             .as_deref()
-            .map_or(ValueRef::Null, |e| ValueRef::Text(e.as_bytes())))?;
-        st.raw_execute().map_err(DbError::query(&spec.insert))?;
-        Ok(())
+            .map_or(ValueRef::Null, |e| ValueRef::Text(e.as_bytes()));
+        let values = [run_id, ValueRef::Integer(seq)]
+            .into_iter()
+            .chain(file_id)
+            .chain(derived)
+            .chain([row.schema_version.bind(line)])
+            .chain(row.fields.iter().map(|f| f.bind(line)))
+            .chain([ValueRef::Integer(row.nulls), extra]);
+        execute(&mut self.inserts[ti], &spec.insert, values)
     }
 
     /// Stores a record that took the general path: encoded into the same
@@ -425,10 +428,7 @@ fn read_requests(
         .query(rusqlite::named_params! {":run_id": run_id, ":from": from, ":to": to})
         .map_err(DbError::query(q))?;
     let text = |v: ValueRef| match v {
-        ValueRef::Text(t) => Some(match std::str::from_utf8(t) {
-            Ok(s) => s.to_owned(),
-            Err(_) => String::from_utf8_lossy(t).into_owned(),
-        }),
+        ValueRef::Text(t) => Some(String::from_utf8_lossy(t).into_owned()),
         _ => None,
     };
     // Values that repeat across requests are stored once.
@@ -454,10 +454,7 @@ fn read_requests(
                 return Some(sym.clone());
             }
         }
-        let sym = match std::str::from_utf8(t) {
-            Ok(s) => interner.get(s),
-            Err(_) => interner.get(&String::from_utf8_lossy(t)),
-        };
+        let sym = interner.get(&String::from_utf8_lossy(t));
         last[slot] = Some((t.to_vec(), sym.clone()));
         Some(sym)
     };
