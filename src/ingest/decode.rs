@@ -140,7 +140,10 @@ fn opt_u64(m: &Map<String, Value>, key: &str) -> Result<(), String> {
     }
 }
 
-const CONTEXT_KEYS: [&str; 19] = [
+/// The keys of a correlation context (artifact.md §3.2.1): the required
+/// ones, in the order the reference's dataclass declares them, then the
+/// optional ones. The clock-alignment reader checks contexts against these too.
+pub(crate) const CONTEXT_REQUIRED: [&str; 8] = [
     "run_id",
     "session_id",
     "producer_id",
@@ -149,18 +152,25 @@ const CONTEXT_KEYS: [&str; 19] = [
     "clock_kind",
     "collection_mode",
     "provenance",
+];
+pub(crate) const CONTEXT_OPTIONAL: [&str; 11] = [
     "source_version",
     "engine",
     "engine_version",
     "backend",
     "backend_version",
     "host",
-    "device_uuid",
     "pid",
+    "device_uuid",
     "rank",
     "local_rank",
     "world_size",
 ];
+
+/// Whether `key` belongs in a correlation context.
+pub(crate) fn is_context_key(key: &str) -> bool {
+    CONTEXT_REQUIRED.contains(&key) || CONTEXT_OPTIONAL.contains(&key)
+}
 
 /// A correlation context (artifact.md §3.2.1).
 pub fn validate_context(context: &Value) -> Result<(), String> {
@@ -168,7 +178,7 @@ pub fn validate_context(context: &Value) -> Result<(), String> {
         return Err("context must be an object".into());
     };
     for k in m.keys() {
-        if !CONTEXT_KEYS.contains(&k.as_str()) {
+        if !is_context_key(k) {
             return Err(format!("invalid correlation context: unexpected key '{k}'"));
         }
     }

@@ -9,6 +9,7 @@ use super::telemetry::{
     is_boot_qualified, missing_arguments, py_type_name, strict_int, wall_clock_domain, IntVal,
 };
 use super::JoinError;
+use crate::ingest::decode::{is_context_key, CONTEXT_OPTIONAL, CONTEXT_REQUIRED};
 
 /// Event ID of the in-memory alignment built from the clock flags.
 pub const CLI_ALIGNMENT_ID: &str = "cli:clock-offset";
@@ -108,29 +109,6 @@ fn py_eq(a: &Value, b: &Value) -> bool {
     }
 }
 
-const CONTEXT_REQUIRED: [&str; 8] = [
-    "run_id",
-    "session_id",
-    "producer_id",
-    "source",
-    "clock_domain",
-    "clock_kind",
-    "collection_mode",
-    "provenance",
-];
-const CONTEXT_OPTIONAL: [&str; 11] = [
-    "source_version",
-    "engine",
-    "engine_version",
-    "backend",
-    "backend_version",
-    "host",
-    "pid",
-    "device_uuid",
-    "rank",
-    "local_rank",
-    "world_size",
-];
 const RECORD_FIELDS: [&str; 9] = [
     "context",
     "event_id",
@@ -191,9 +169,7 @@ fn choice(value: &Value, choices: &[&str], message: &str) -> Result<(), String> 
 /// `CorrelationContext(**context)` and its checks; returns the context with
 /// every key present (the `asdict` form).
 fn parse_context(context: &Map<String, Value>) -> Result<Map<String, Value>, String> {
-    if let Some(key) = context.keys().find(|k| {
-        !CONTEXT_REQUIRED.contains(&k.as_str()) && !CONTEXT_OPTIONAL.contains(&k.as_str())
-    }) {
+    if let Some(key) = context.keys().find(|k| !is_context_key(k)) {
         return Err(wrapped(format!(
             "CorrelationContext.__init__() got an unexpected keyword argument '{key}'"
         )));
