@@ -123,7 +123,8 @@ impl Field {
         }
     }
 
-    /// The owned SQL value (for tests and the general path's checks).
+    /// The owned SQL value (tests compare rows with it).
+    #[cfg(test)]
     pub fn to_sql(&self, line: &str) -> Sql {
         Sql::from(self.bind(line))
     }
@@ -148,6 +149,7 @@ pub struct Row {
     pub facts: LineFacts,
 }
 
+#[cfg(test)]
 impl Row {
     /// The field columns as owned SQL values.
     pub fn sql_fields(&self) -> Vec<Sql> {
