@@ -294,18 +294,14 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
         }
     } else {
         let e = scheduled.unwrap_or(reqs.len() as i64);
-        // Sorted in place, the distinct indexes are the first of each run.
+        // Sorted and deduplicated in place: the distinct indexes.
+        let recorded = idx.len();
         idx.sort_unstable();
-        let distinct = || {
-            idx.iter()
-                .enumerate()
-                .filter(|(at, i)| *at == 0 || idx[at - 1] != **i)
-                .map(|(_, i)| *i)
-        };
-        if distinct().count() != idx.len() {
+        idx.dedup();
+        if idx.len() != recorded {
             issues.push("request_index_repeated".into());
         }
-        let inside = distinct().filter(|i| *i >= 0 && *i < e).count() as i64;
+        let inside = idx.iter().filter(|i| **i >= 0 && **i < e).count() as i64;
         let missing = e - inside;
         if missing > 0 {
             issues.push(format!("records_missing: {missing} of {e}"));
