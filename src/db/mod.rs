@@ -5,6 +5,7 @@
 //! in one transaction. A database written by a newer stormlog is refused.
 //! Every connection gets stormlog's SQL functions (`functions`).
 pub mod functions;
+pub mod raw;
 pub mod runs;
 pub mod store;
 pub mod tables;

@@ -4,6 +4,7 @@ use rusqlite::types::{Value as Sql, ValueRef};
 use rusqlite::{Connection, Statement};
 use serde_json::{Map, Value};
 
+use super::raw::Insert;
 use super::tables::{self, split, TableSpec, TABLES};
 use super::DbError;
 use crate::ingest::decode::Contexts;
@@ -24,34 +25,20 @@ pub fn table_for(raw: &Map<String, Value>, transport: bool) -> Option<&'static T
     TABLES.iter().find(|t| t.event_type == et)
 }
 
-/// A borrowed value to bind.
-struct Bind<'a>(ValueRef<'a>);
-
-impl rusqlite::ToSql for Bind<'_> {
-    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
-        Ok(rusqlite::types::ToSqlOutput::Borrowed(self.0))
-    }
-}
-
-/// Binds `values` to the statement's parameters in order and runs it.
+/// Binds `values` to the insert's parameters in order and runs it.
 fn execute<'v>(
-    st: &mut Statement<'_>,
+    st: &mut Insert<'_>,
     q: &Query,
     values: impl IntoIterator<Item = ValueRef<'v>>,
 ) -> Result<(), DbError> {
-    let err = DbError::query(q);
-    for (i, v) in values.into_iter().enumerate() {
-        st.raw_bind_parameter(i + 1, Bind(v)).map_err(err)?;
-    }
-    st.raw_execute().map_err(err)?;
-    Ok(())
+    st.run(values).map_err(DbError::query(q))
 }
 
 /// Prepared inserts for one ingest transaction.
 pub struct Writer<'c> {
     run_id: String,
-    inserts: Vec<Statement<'c>>,
-    record: Statement<'c>,
+    inserts: Vec<Insert<'c>>,
+    record: Insert<'c>,
     context: Statement<'c>,
 }
 
@@ -59,16 +46,12 @@ impl<'c> Writer<'c> {
     pub fn new(conn: &'c Connection, run_id: &str) -> Result<Self, DbError> {
         let mut inserts = Vec::with_capacity(TABLES.len());
         for t in TABLES {
-            inserts.push(
-                conn.prepare(t.insert.sql)
-                    .map_err(DbError::query(&t.insert))?,
-            );
+            inserts.push(Insert::prepare(conn, t.insert.sql).map_err(DbError::query(&t.insert))?);
         }
         Ok(Writer {
             run_id: run_id.to_owned(),
             inserts,
-            record: conn
-                .prepare(sql::INGEST_INSERT_RECORD.sql)
+            record: Insert::prepare(conn, sql::INGEST_INSERT_RECORD.sql)
                 .map_err(DbError::query(&sql::INGEST_INSERT_RECORD))?,
             context: conn
                 .prepare(sql::INGEST_INSERT_CONTEXT.sql)
