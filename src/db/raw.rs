@@ -174,7 +174,8 @@ mod tests {
         assert!(too_few.is_err(), "{too_few:?}");
         let too_many = ins.run([ValueRef::Null; 6]);
         assert!(too_many.is_err(), "{too_many:?}");
-        let rows: Vec<(Option<i64>, i64, f64, String, Vec<u8>)> = conn
+        type Row = (Option<i64>, i64, f64, String, Vec<u8>);
+        let rows: Vec<Row> = conn
             .prepare("SELECT a, b, c, d, e FROM t ORDER BY b")
             .expect("select")
             .query_map([], |r| {
