@@ -27,6 +27,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0002_views",
         include_str!("../../migrations/0002_views.sql"),
     ),
+    (
+        "0003_requests_rowid",
+        include_str!("../../migrations/0003_requests_rowid.sql"),
+    ),
 ];
 
 /// The schema version this build writes.
@@ -246,6 +250,66 @@ mod tests {
         }
         let err = open(&path, Mode::ReadWrite).unwrap_err().to_string();
         assert!(err.contains("newer than this stormlog"), "{err}");
+    }
+
+    #[test]
+    fn requests_written_before_0003_keep_their_rows_key_and_views() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v2.db");
+        {
+            // A database as schema version 2 left it, with two requests.
+            let mut conn = Connection::open(&path).unwrap();
+            let tx = conn.transaction().unwrap();
+            for (_, sql) in &MIGRATIONS[..2] {
+                tx.execute_batch(sql).unwrap();
+            }
+            tx.pragma_update(None, "user_version", 2).unwrap();
+            tx.execute_batch(
+                "INSERT INTO runs (run_id, ingested_at) VALUES ('r', 'now');
+                 INSERT INTO requests (run_id, seq, case_key, status_key, request_id, ttft_ms)
+                 VALUES ('r', 7, 'c', 'ok', 'second', 2.5), ('r', 3, 'c', 'ok', 'first', 1.5);",
+            )
+            .unwrap();
+            tx.commit().unwrap();
+        }
+        let conn = open(&path, Mode::ReadWrite).unwrap();
+        let v: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, SCHEMA_VERSION);
+        let rows: Vec<(i64, String, f64)> = conn
+            .prepare("SELECT seq, request_id, ttft_ms FROM v_requests ORDER BY seq")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            rows,
+            [(3, "first".to_owned(), 1.5), (7, "second".to_owned(), 2.5)]
+        );
+        let table: String = conn
+            .query_row(
+                "SELECT group_concat(name || ': ' || sql, '; ') FROM sqlite_schema
+                 WHERE tbl_name LIKE 'requests%' AND type = 'table'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(
+            table.starts_with("requests: CREATE TABLE requests ("),
+            "{table}"
+        );
+        assert!(!table.contains("WITHOUT ROWID"), "{table}");
+        let dup = conn.execute(
+            "INSERT INTO requests (run_id, seq, case_key, status_key) VALUES ('r', 3, 'c', 'ok')",
+            [],
+        );
+        assert!(dup.unwrap_err().to_string().contains("UNIQUE"));
+        let check: String = conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(check, "ok");
     }
 
     #[test]
