@@ -216,6 +216,7 @@ fn cmd_ingest(a: IngestArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Resul
         replace: a.replace,
         progress: true,
         run: a.run.clone(),
+        skip_digest: false,
     };
     let mut failures: Vec<CliError> = Vec::new();
     for path in &a.files {
@@ -661,7 +662,11 @@ pub fn analyze(a: &AnalyzeRequest) -> Result<report::Report> {
     // run's pages out of memory; the report then reads it like any stored run.
     let mut clock = crate::util::Phases::from_env();
     let (mut conn, scratch) = db::open_scratch()?;
-    let done = ingest::ingest_artifact(&mut conn, &a.artifact, &ingest::Options::default())?;
+    let opts = ingest::Options {
+        skip_digest: true,
+        ..Default::default()
+    };
+    let done = ingest::ingest_artifact(&mut conn, &a.artifact, &opts)?;
     clock.mark("ingest");
     let data = crate::db::store::load_run(&conn, &done.run_id)?;
     clock.mark("load");

@@ -612,4 +612,38 @@ mod tests {
         assert_eq!(data.requests[8].ttft_ms, Some(8.25));
         assert!(data.requests.windows(2).all(|w| w[0].seq < w[1].seq));
     }
+
+    /// A scratch ingest skips the digest only: the run reads back the same.
+    #[test]
+    fn an_ingest_without_digest_stores_the_same_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let artifact = dir.path().join("a.jsonl");
+        std::fs::write(
+            &artifact,
+            concat!(
+                r#"{"event_type": "infer.session", "schema_version": 1, "session_id": "s1", "status": "running", "timestamp_ns": 1}"#,
+                "\n",
+                r#"{"event_type": "infer.request", "schema_version": 1, "case_id": "c", "phase": "measured", "status": "ok", "ttft_ms": 2.5}"#,
+                "\n",
+            ),
+        )
+        .unwrap();
+        let mut loaded = Vec::new();
+        for skip_digest in [false, true] {
+            let mut conn = crate::db::open_memory().unwrap();
+            let opts = crate::ingest::Options {
+                skip_digest,
+                ..Default::default()
+            };
+            let done = crate::ingest::ingest_artifact(&mut conn, &artifact, &opts).unwrap();
+            let sha: Option<String> = conn
+                .query_row("SELECT artifact_sha256 FROM runs", [], |r| r.get(0))
+                .unwrap();
+            let want = (!skip_digest).then(|| crate::util::sha256_file(&artifact).unwrap());
+            assert_eq!(sha, want);
+            let data = load_run(&conn, &done.run_id).unwrap();
+            loaded.push((done.run_id, format!("{:?}", data.requests)));
+        }
+        assert_eq!(loaded[0], loaded[1]);
+    }
 }

@@ -27,7 +27,8 @@ pub struct Lines<R> {
     pending: std::collections::VecDeque<Vec<u8>>,
     pub line_no: u64,
     pub bytes_read: u64,
-    hasher: Sha256,
+    /// None when the caller needs no digest.
+    hasher: Option<Sha256>,
     /// The first invalid UTF-8 seen (Python fails the whole file on it).
     pub utf8_error: Option<String>,
     ended_with_cr: bool,
@@ -35,22 +36,27 @@ pub struct Lines<R> {
 
 impl<R: BufRead> Lines<R> {
     pub fn new(inner: R) -> Self {
+        Self::hashing(inner, true)
+    }
+
+    /// A reader that hashes what it reads only when `digest` is set.
+    pub fn hashing(inner: R, digest: bool) -> Self {
         Lines {
             inner,
             buf: Vec::with_capacity(1 << 16),
             pending: Default::default(),
             line_no: 0,
             bytes_read: 0,
-            hasher: Sha256::new(),
+            hasher: digest.then(Sha256::new),
             utf8_error: None,
             ended_with_cr: false,
         }
     }
 
-    /// The SHA-256 of every byte read so far, as hex.
-    pub fn sha256_hex(self) -> String {
-        let digest = self.hasher.finalize();
-        digest.iter().map(|b| format!("{b:02x}")).collect()
+    /// The SHA-256 of every byte read so far, as hex (None when not hashing).
+    pub fn sha256_hex(self) -> Option<String> {
+        let digest = self.hasher?.finalize();
+        Some(digest.iter().map(|b| format!("{b:02x}")).collect())
     }
 
     /// The next physical line without its terminator, or `None` at the end.
@@ -67,14 +73,17 @@ impl<R: BufRead> Lines<R> {
                 return Ok(None);
             }
             let offset = self.bytes_read;
-            self.hasher.update(&self.buf);
+            if let Some(h) = &mut self.hasher {
+                h.update(&self.buf);
+            }
             self.bytes_read += n as u64;
             if self.utf8_error.is_none() {
                 if let Err(e) = std::str::from_utf8(&self.buf) {
                     self.utf8_error = Some(utf8_message(&self.buf, &e, offset));
                 }
             }
-            let mut chunk = std::mem::take(&mut self.buf);
+            // The next line is likely as long as this one: one allocation each.
+            let mut chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(n + n / 4 + 16));
             // A `\r\n` split across two reads: the `\r` ended the previous line already.
             let skip_lf = self.ended_with_cr && chunk.first() == Some(&b'\n');
             self.ended_with_cr = false;
@@ -144,5 +153,20 @@ mod tests {
             l.utf8_error.as_deref(),
             Some("'utf-8' codec can't decode byte 0xff in position 1: invalid start byte")
         );
+    }
+
+    #[test]
+    fn digest_covers_every_byte_read_and_can_be_skipped() {
+        let text = b"a\r\nb\rc\n";
+        for digest in [true, false] {
+            let mut l = Lines::hashing(std::io::BufReader::with_capacity(2, &text[..]), digest);
+            let mut n = 0;
+            while l.next_line().unwrap().is_some() {
+                n += 1;
+            }
+            assert_eq!((n, l.bytes_read), (3, text.len() as u64));
+            let want = digest.then(|| crate::util::sha256_bytes(text));
+            assert_eq!(l.sha256_hex(), want);
+        }
     }
 }

@@ -96,6 +96,10 @@ pub struct Options {
     pub run: Option<String>,
     /// Draw a progress bar on stderr.
     pub progress: bool,
+    /// Do not hash the artifact. The digest only tells a file ingested again
+    /// from a different one, so a scratch database for one report skips it
+    /// (`artifact_sha256` stays NULL).
+    pub skip_digest: bool,
 }
 
 fn open(path: &Path) -> Result<File, IngestError> {
@@ -254,7 +258,7 @@ type Batch = Vec<(u64, fast::Prepared)>;
 struct ReadEnd {
     line_count: u64,
     bytes: u64,
-    sha256: String,
+    sha256: Option<String>,
     utf8_error: Option<String>,
 }
 
@@ -263,11 +267,12 @@ const BATCH_LINES: usize = 2048;
 /// Reads the file and prepares batches of lines in parallel, in order.
 fn read_batches(
     file: File,
+    digest: bool,
     bar: Option<indicatif::ProgressBar>,
     tx: std::sync::mpsc::SyncSender<Batch>,
 ) -> std::io::Result<ReadEnd> {
     use rayon::prelude::*;
-    let mut lines = Lines::new(BufReader::with_capacity(1 << 20, file));
+    let mut lines = Lines::hashing(BufReader::with_capacity(1 << 20, file), digest);
     loop {
         let mut raw: Vec<(u64, String)> = Vec::with_capacity(BATCH_LINES);
         while raw.len() < BATCH_LINES {
@@ -315,11 +320,12 @@ pub fn ingest_artifact(
     let file = open(path)?;
     let total = file.metadata().map(|m| m.len()).unwrap_or(0);
     let bar = crate::util::progress_bar(opts.progress, total, path);
+    let digest = !opts.skip_digest;
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(DbError::query(&sql::INGEST_INSERT_RUN))?;
     let (send, recv) = std::sync::mpsc::sync_channel::<Batch>(4);
-    let reader = std::thread::spawn(move || read_batches(file, bar, send));
+    let reader = std::thread::spawn(move || read_batches(file, digest, bar, send));
     let mut contexts = Contexts::default();
     let mut facts = Facts::default();
     let mut sink = Sink::Buffer(Vec::new());
@@ -414,10 +420,10 @@ pub fn ingest_artifact(
     let (line_count, bytes) = (end.line_count, end.bytes);
     // A legacy artifact without `infer.artifact`: its session id names the run.
     if let Sink::Buffer(buf) = &mut sink {
-        let run_id = facts
-            .session_id
-            .clone()
-            .unwrap_or_else(|| format!("run-{}", &sha[..12]));
+        let run_id = facts.session_id.clone().unwrap_or_else(|| match &sha {
+            Some(sha) => format!("run-{}", &sha[..12]),
+            None => "run".to_owned(),
+        });
         facts.run_id = Some(run_id.clone());
         let buffered = std::mem::take(buf);
         sink = start_run(&tx, path, &run_id, opts, &mut outcome)?;
@@ -436,7 +442,7 @@ pub fn ingest_artifact(
         existing_name,
     } = sink
     {
-        if existing_sha.as_deref() == Some(sha.as_str()) {
+        if existing_sha.is_some() && existing_sha == sha {
             // The same file again: nothing changes.
             drop(tx);
             return Ok(Ingested {
