@@ -9,64 +9,14 @@
 //! gives the reference's error messages. Both paths store the same rows.
 //! `prepare` is pure, so batches of lines are prepared in parallel.
 use std::borrow::Cow;
-use std::fmt;
 
 use rusqlite::types::{Value as Sql, ValueRef};
-use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
-use serde_json::value::RawValue;
 use serde_json::Value;
+
+use super::scan::{self, Raw};
 
 use crate::db::tables::{self, Col, TableSpec, TABLES};
 use crate::pyjson;
-
-/// A JSON object key, borrowed from the line when it has no escapes.
-struct Key<'a>(Cow<'a, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string key")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Owned(v)))
-            }
-        }
-        d.deserialize_str(V)
-    }
-}
-
-/// The members of a JSON object, in file order, values as raw text.
-struct Pairs<'a>(Vec<(Key<'a>, &'a RawValue)>);
-
-impl<'de> Deserialize<'de> for Pairs<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Pairs<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut v = Vec::with_capacity(map.size_hint().unwrap_or(48));
-                while let Some(k) = map.next_key::<Key<'de>>()? {
-                    let raw: &'de RawValue = map.next_value()?;
-                    v.push((k, raw));
-                }
-                Ok(Pairs(v))
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
 
 /// Run-level facts a line contributes (artifact.md §3.1, §3.3).
 #[derive(Debug, Default, Clone)]
@@ -173,10 +123,7 @@ pub fn prepare(line: String) -> Prepared {
     if line.trim().is_empty() {
         return Prepared::Blank;
     }
-    let encoded = match serde_json::from_str::<Pairs>(&line) {
-        Ok(pairs) => fast(&line, &pairs),
-        Err(_) => None,
-    };
+    let encoded = scan::members(&line).and_then(|members| fast(&line, &members));
     match encoded {
         Some(enc) => Prepared::Row(Box::new(Row { line, ..enc })),
         None => general(&line),
@@ -207,27 +154,16 @@ fn text_field(line: &str, s: Cow<'_, str>) -> Field {
     }
 }
 
-fn as_str(raw: &RawValue) -> Option<Cow<'_, str>> {
-    let t = raw.get();
-    if !t.starts_with('"') {
-        return None;
-    }
-    if !t.contains('\\') {
-        return Some(Cow::Borrowed(&t[1..t.len() - 1]));
-    }
-    serde_json::from_str::<String>(t).ok().map(Cow::Owned)
-}
-
 fn is_int_literal(t: &str) -> bool {
     let digits = t.strip_prefix('-').unwrap_or(t);
     !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// The column value of a raw field, when the column gives the same JSON back.
-fn encode_raw(line: &str, col: Col, raw: &RawValue) -> Option<Field> {
+fn encode_raw(line: &str, col: Col, raw: Raw) -> Option<Field> {
     let t = raw.get();
     match col {
-        Col::Text => as_str(raw).map(|s| text_field(line, s)),
+        Col::Text => raw.as_str().map(|s| text_field(line, s)),
         Col::Int => {
             if is_int_literal(t) {
                 t.parse::<i64>().ok().map(Field::Int)
@@ -270,8 +206,8 @@ fn encode_raw(line: &str, col: Col, raw: &RawValue) -> Option<Field> {
 }
 
 /// Python's `str()` of a raw value (for the derived keys).
-fn str_form_raw(line: &str, raw: &RawValue) -> Field {
-    match as_str(raw) {
+fn str_form_raw(line: &str, raw: Raw) -> Field {
+    match raw.as_str() {
         Some(s) => text_field(line, s),
         None => Field::Text(
             pyjson::parse(raw.get())
@@ -281,14 +217,14 @@ fn str_form_raw(line: &str, raw: &RawValue) -> Field {
     }
 }
 
-fn fast(line: &str, pairs: &Pairs) -> Option<Row> {
+fn fast(line: &str, members: &[(Cow<str>, Raw)]) -> Option<Row> {
     let mut event_type: Option<Cow<str>> = None;
-    let mut schema_raw: Option<&RawValue> = None;
-    for (k, v) in &pairs.0 {
-        match k.0.as_ref() {
+    let mut schema_raw: Option<Raw> = None;
+    for &(ref k, v) in members {
+        match k.as_ref() {
             // Context transport needs the general path (order-dependent decoding).
             "context_id" => return None,
-            "event_type" => event_type = Some(as_str(v).unwrap_or(Cow::Borrowed("\u{0}"))),
+            "event_type" => event_type = Some(v.as_str().unwrap_or(Cow::Borrowed("\u{0}"))),
             "schema_version" => schema_raw = Some(v),
             _ => {}
         }
@@ -347,15 +283,15 @@ fn fast(line: &str, pairs: &Pairs) -> Option<Row> {
     let mut seen: u64 = 0;
     let mut nulls: i64 = 0;
     let mut schema_version = Field::Null;
-    let mut extra: Vec<(&str, &RawValue)> = Vec::new();
+    let mut extra: Vec<(&str, Raw)> = Vec::new();
     let mut case_key: Option<Field> = None;
     let mut status_key: Option<Field> = None;
     let is_requests = spec.table == "requests";
-    for (k, v) in &pairs.0 {
-        let key = k.0.as_ref();
+    for &(ref k, v) in members {
+        let key = k.as_ref();
         match key {
             "event_type" => {
-                if as_str(v).as_deref() != Some(spec.event_type) {
+                if v.as_str().as_deref() != Some(spec.event_type) {
                     extra.push((key, v));
                 }
                 continue;
@@ -378,7 +314,7 @@ fn fast(line: &str, pairs: &Pairs) -> Option<Row> {
         }
         if facts.is_session {
             match key {
-                "session_id" => facts.session_id = as_str(v).map(Cow::into_owned),
+                "session_id" => facts.session_id = v.as_str().map(Cow::into_owned),
                 "timestamp_ns" => facts.timestamp_ns = v.get().parse::<i64>().ok(),
                 "config" => {
                     if let Ok(cfg) = pyjson::parse(v.get()) {

@@ -7,6 +7,7 @@
 pub mod decode;
 pub mod fast;
 pub mod lines;
+pub mod scan;
 pub mod spans;
 pub mod telemetry;
 

@@ -1,0 +1,394 @@
+//! A flat JSON object scanner for the ingest fast path.
+//!
+//! An artifact line is one JSON object of about fifty members. The fast path
+//! needs each member's key and the raw text of its value; building that
+//! through serde's `RawValue` machinery cost more than the rest of preparing
+//! the line. [`members`] walks the line once, checking the JSON grammar as it
+//! goes, and hands out borrowed slices.
+//!
+//! It only has to be right when it accepts: a line it declines (invalid JSON,
+//! `NaN`, control characters in strings, very deep nesting, ...) goes to the
+//! general path, which parses it as the reference does and gives the
+//! reference's error message.
+use std::borrow::Cow;
+
+/// A member value as written in the line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Raw<'a> {
+    /// The value's JSON text, quotes and brackets included.
+    pub text: &'a str,
+    /// A string with at least one escape sequence.
+    pub escaped: bool,
+}
+
+impl<'a> Raw<'a> {
+    pub fn get(&self) -> &'a str {
+        self.text
+    }
+
+    /// The decoded string, when the value is one (borrowed when unescaped).
+    pub fn as_str(&self) -> Option<Cow<'a, str>> {
+        let t = self.text;
+        if !t.starts_with('"') {
+            return None;
+        }
+        if !self.escaped {
+            return t.get(1..t.len() - 1).map(Cow::Borrowed);
+        }
+        serde_json::from_str::<String>(t).ok().map(Cow::Owned)
+    }
+}
+
+/// serde_json's nesting limit: deeper values go to the general path.
+const MAX_DEPTH: usize = 128;
+
+struct Scanner<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Scanner<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
+    }
+
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.at += 1;
+        }
+    }
+
+    fn eat(&mut self, b: u8) -> Option<()> {
+        (self.peek()? == b).then(|| self.at += 1)
+    }
+
+    fn slice(&self, from: usize) -> Option<&'a str> {
+        self.text.get(from..self.at)
+    }
+
+    /// A string at the cursor; returns (raw text, escaped).
+    fn string(&mut self) -> Option<(&'a str, bool)> {
+        let start = self.at;
+        self.eat(b'"')?;
+        let mut escaped = false;
+        loop {
+            let rest = self.bytes.get(self.at..)?;
+            let k = memchr::memchr2(b'"', b'\\', rest)?;
+            // JSON forbids raw control characters inside strings.
+            if rest[..k].iter().any(|&c| c < 0x20) {
+                return None;
+            }
+            self.at += k;
+            if self.bytes[self.at] == b'"' {
+                self.at += 1;
+                return Some((self.slice(start)?, escaped));
+            }
+            escaped = true;
+            self.at += 1; // the backslash
+            match self.peek()? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.at += 1,
+                b'u' => {
+                    let hex = self.bytes.get(self.at + 1..self.at + 5)?;
+                    if !hex.iter().all(u8::is_ascii_hexdigit) {
+                        return None;
+                    }
+                    self.at += 5;
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn digits(&mut self) -> usize {
+        let start = self.at;
+        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
+            self.at += 1;
+        }
+        self.at - start
+    }
+
+    /// A number in JSON's grammar (no `NaN`, no `Infinity`, no leading `+`).
+    fn number(&mut self) -> Option<()> {
+        if self.peek() == Some(b'-') {
+            self.at += 1;
+        }
+        match self.peek()? {
+            b'0' => self.at += 1,
+            b'1'..=b'9' => {
+                self.digits();
+            }
+            _ => return None,
+        }
+        if self.peek() == Some(b'.') {
+            self.at += 1;
+            if self.digits() == 0 {
+                return None;
+            }
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.at += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.at += 1;
+            }
+            if self.digits() == 0 {
+                return None;
+            }
+        }
+        Some(())
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        let end = self.at + word.len();
+        (self.bytes.get(self.at..end)? == word).then(|| self.at = end)
+    }
+
+    /// Any value at the cursor (whitespace already skipped).
+    fn value(&mut self, depth: usize) -> Option<Raw<'a>> {
+        let start = self.at;
+        let mut escaped = false;
+        match self.peek()? {
+            b'"' => escaped = self.string()?.1,
+            b'-' | b'0'..=b'9' => self.number()?,
+            b't' => self.literal(b"true")?,
+            b'f' => self.literal(b"false")?,
+            b'n' => self.literal(b"null")?,
+            b'[' => self.array(depth + 1)?,
+            b'{' => self.object(depth + 1)?,
+            _ => return None,
+        }
+        Some(Raw {
+            text: self.slice(start)?,
+            escaped,
+        })
+    }
+
+    fn array(&mut self, depth: usize) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.eat(b'[')?;
+        self.skip_ws();
+        if self.eat(b']').is_some() {
+            return Some(());
+        }
+        loop {
+            self.skip_ws();
+            self.value(depth)?;
+            self.skip_ws();
+            match self.peek()? {
+                b',' => self.at += 1,
+                b']' => {
+                    self.at += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// An object, calling `each` with every member in order.
+    fn members(
+        &mut self,
+        depth: usize,
+        mut each: impl FnMut(&'a str, bool, Raw<'a>),
+    ) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.eat(b'{')?;
+        self.skip_ws();
+        if self.eat(b'}').is_some() {
+            return Some(());
+        }
+        loop {
+            self.skip_ws();
+            let (key, escaped) = self.string()?;
+            self.skip_ws();
+            self.eat(b':')?;
+            self.skip_ws();
+            let value = self.value(depth)?;
+            each(key, escaped, value);
+            self.skip_ws();
+            match self.peek()? {
+                b',' => self.at += 1,
+                b'}' => {
+                    self.at += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Option<()> {
+        self.members(depth, |_, _, _| {})
+    }
+}
+
+/// The members of the JSON object `line`, in order: decoded keys and raw
+/// values. None when the line is not a JSON object this scanner accepts.
+pub fn members(line: &str) -> Option<Vec<(Cow<'_, str>, Raw<'_>)>> {
+    let mut s = Scanner {
+        text: line,
+        bytes: line.as_bytes(),
+        at: 0,
+    };
+    s.skip_ws();
+    let mut out = Vec::with_capacity(64);
+    let mut bad_key = false;
+    s.members(1, |key, escaped, value| {
+        let key = if escaped {
+            match serde_json::from_str::<String>(key) {
+                Ok(k) => Cow::Owned(k),
+                Err(_) => {
+                    bad_key = true;
+                    Cow::Borrowed("")
+                }
+            }
+        } else {
+            Cow::Borrowed(&key[1..key.len() - 1])
+        };
+        out.push((key, value));
+    })?;
+    s.skip_ws();
+    (s.at == s.bytes.len() && !bad_key).then_some(out)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::value::RawValue;
+
+    /// serde_json's reading of the same line: (key, raw value text) pairs.
+    fn serde_members(line: &str) -> Option<Vec<(String, String)>> {
+        let map: Vec<(String, Box<RawValue>)> =
+            serde_json::from_str::<indexmap_free::Pairs>(line).ok()?.0;
+        Some(
+            map.into_iter()
+                .map(|(k, v)| (k, v.get().to_owned()))
+                .collect(),
+        )
+    }
+
+    /// A member list in file order, duplicates kept, without a map type.
+    mod indexmap_free {
+        use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+        use serde_json::value::RawValue;
+
+        pub struct Pairs(pub Vec<(String, Box<RawValue>)>);
+
+        impl<'de> Deserialize<'de> for Pairs {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = Pairs;
+                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                        f.write_str("an object")
+                    }
+                    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Pairs, A::Error> {
+                        let mut v = Vec::new();
+                        while let Some((k, raw)) = m.next_entry::<String, Box<RawValue>>()? {
+                            v.push((k, raw));
+                        }
+                        Ok(Pairs(v))
+                    }
+                }
+                d.deserialize_map(V)
+            }
+        }
+    }
+
+    fn ours(line: &str) -> Option<Vec<(String, String)>> {
+        members(line).map(|m| {
+            m.into_iter()
+                .map(|(k, v)| (k.into_owned(), v.get().to_owned()))
+                .collect()
+        })
+    }
+
+    #[test]
+    fn accepted_lines_read_as_serde_json_reads_them() {
+        let lines = [
+            r#"{}"#,
+            r#"  { "a" : 1 , "b":[1, 2.5e-3, -0, {"x": null}], "c": "t\"x\u00e9\n" }  "#,
+            r#"{"a": true, "b": false, "c": null, "d": -12.5E+2, "e": {}, "f": []}"#,
+            r#"{"k\u0041y": "v", "dup": 1, "dup": 2}"#,
+            r#"{"nested": {"deep": [[[]]], "s": "\\"}, "big": 123456789012345678901234567890}"#,
+            r#"{"uni": "héllo ☃", "sl": "\/"}"#,
+        ];
+        for line in lines {
+            let got = ours(line);
+            assert!(got.is_some(), "declined: {line}");
+            assert_eq!(got, serde_members(line), "{line}");
+        }
+        let m = members(r#"{"a": "x\ty", "b": "plain"}"#).unwrap();
+        assert!(m[0].1.escaped && !m[1].1.escaped);
+        assert_eq!(m[0].1.as_str().unwrap(), "x\ty");
+        assert!(matches!(m[1].1.as_str().unwrap(), Cow::Borrowed("plain")));
+    }
+
+    #[test]
+    fn invalid_or_unusual_json_is_declined() {
+        let lines = [
+            "",
+            "[]",
+            "1",
+            r#"{"a": 1"#,
+            r#"{"a": 1,}"#,
+            r#"{"a" 1}"#,
+            r#"{a: 1}"#,
+            r#"{"a": 01}"#,
+            r#"{"a": 1.}"#,
+            r#"{"a": .5}"#,
+            r#"{"a": 1e}"#,
+            r#"{"a": +1}"#,
+            r#"{"a": NaN}"#,
+            r#"{"a": -Infinity}"#,
+            r#"{"a": tru}"#,
+            r#"{"a": "\q"}"#,
+            r#"{"a": "\u12G4"}"#,
+            "{\"a\": \"tab\there\"}",
+            r#"{"a": [1, 2,]}"#,
+            r#"{"a": 1} x"#,
+            r#"{"a": 1}{"b": 2}"#,
+            r#"{"a": "unterminated}"#,
+        ];
+        for line in lines {
+            assert_eq!(ours(line), None, "accepted: {line}");
+        }
+        let deep = format!("{{\"a\": {}{}}}", "[".repeat(200), "]".repeat(200));
+        assert_eq!(ours(&deep), None);
+        let ok = format!("{{\"a\": {}{}}}", "[".repeat(100), "]".repeat(100));
+        assert_eq!(ours(&ok), serde_members(&ok));
+    }
+
+    /// Every line of the bundled conformance artifacts: where serde_json reads
+    /// an object, the scanner reads the same members (and declines none).
+    #[test]
+    fn conformance_artifacts_scan_as_serde_json_reads_them() {
+        let root =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/conformance");
+        let mut checked = 0;
+        for suite in ["cases", "bad"] {
+            for case in std::fs::read_dir(root.join(suite)).unwrap() {
+                for file in std::fs::read_dir(case.unwrap().path()).unwrap() {
+                    let path = file.unwrap().path();
+                    if path.extension().is_none_or(|e| e != "jsonl") {
+                        continue;
+                    }
+                    let Ok(text) = std::fs::read_to_string(&path) else {
+                        continue; // invalid UTF-8 on purpose
+                    };
+                    for line in text.lines() {
+                        let want = serde_members(line);
+                        assert_eq!(ours(line), want, "{}: {line}", path.display());
+                        checked += usize::from(want.is_some());
+                    }
+                }
+            }
+        }
+        assert!(checked > 1000, "{checked}");
+    }
+}
