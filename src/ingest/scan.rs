@@ -67,22 +67,51 @@ impl<'a> Scanner<'a> {
         self.text.get(from..self.at)
     }
 
+    /// Moves the cursor to the next `"`, `\\` or control character of a
+    /// string (None at the end of the line). Eight bytes at a time.
+    fn to_string_stop(&mut self) -> Option<u8> {
+        const ONES: u64 = 0x0101_0101_0101_0101;
+        const HIGH: u64 = 0x8080_8080_8080_8080;
+        // Bytes equal to zero in `v` have their high bit set in the result.
+        let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+        while let Some(chunk) = self.bytes.get(self.at..self.at + 8) {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(chunk);
+            let v = u64::from_le_bytes(w);
+            // Below 0x20, the quote, the backslash.
+            let hit = (v.wrapping_sub(ONES * 0x20) & !v & HIGH)
+                | zero(v ^ (ONES * u64::from(b'"')))
+                | zero(v ^ (ONES * u64::from(b'\\')));
+            if hit != 0 {
+                // The lowest flagged byte is exact (borrows only run upward).
+                self.at += (hit.trailing_zeros() / 8) as usize;
+                return self.peek();
+            }
+            self.at += 8;
+        }
+        loop {
+            let b = self.peek()?;
+            if b == b'"' || b == b'\\' || b < 0x20 {
+                return Some(b);
+            }
+            self.at += 1;
+        }
+    }
+
     /// A string at the cursor; returns (raw text, escaped).
     fn string(&mut self) -> Option<(&'a str, bool)> {
         let start = self.at;
         self.eat(b'"')?;
         let mut escaped = false;
         loop {
-            let rest = self.bytes.get(self.at..)?;
-            let k = memchr::memchr2(b'"', b'\\', rest)?;
-            // JSON forbids raw control characters inside strings.
-            if rest[..k].iter().any(|&c| c < 0x20) {
-                return None;
-            }
-            self.at += k;
-            if self.bytes[self.at] == b'"' {
-                self.at += 1;
-                return Some((self.slice(start)?, escaped));
+            match self.to_string_stop()? {
+                b'"' => {
+                    self.at += 1;
+                    return Some((self.slice(start)?, escaped));
+                }
+                b'\\' => {}
+                // JSON forbids raw control characters inside strings.
+                _ => return None,
             }
             escaped = true;
             self.at += 1; // the backslash
@@ -327,6 +356,24 @@ mod tests {
         assert!(m[0].1.escaped && !m[1].1.escaped);
         assert_eq!(m[0].1.as_str().unwrap(), "x\ty");
         assert!(matches!(m[1].1.as_str().unwrap(), Cow::Borrowed("plain")));
+    }
+
+    /// The eight-bytes-at-a-time search finds each stop wherever it falls.
+    #[test]
+    fn string_stops_are_found_at_every_offset() {
+        for pad in 0..20 {
+            let a = "a".repeat(pad);
+            let b = "é".repeat(pad % 5);
+            for middle in ["", "\\n", "\\\"", "\\u00e9", "☃", "\u{7f}"] {
+                let line = format!(r#"{{"k{a}": "{a}{middle}{b}", "n": {pad}}}"#);
+                assert!(ours(&line).is_some(), "declined: {line}");
+                assert_eq!(ours(&line), serde_members(&line), "{line}");
+            }
+            for bad in ["\u{1}", "\t", "\u{1f}"] {
+                let line = format!(r#"{{"k": "{a}{bad}{b}"}}"#);
+                assert_eq!(ours(&line), None, "accepted: {line:?}");
+            }
+        }
     }
 
     #[test]
