@@ -69,7 +69,7 @@ impl<'a> Scanner<'a> {
 
     /// Moves the cursor to the next `"`, `\\` or control character of a
     /// string (None at the end of the line). Eight bytes at a time.
-    fn to_string_stop(&mut self) -> Option<u8> {
+    fn seek_string_stop(&mut self) -> Option<u8> {
         const ONES: u64 = 0x0101_0101_0101_0101;
         const HIGH: u64 = 0x8080_8080_8080_8080;
         // Bytes equal to zero in `v` have their high bit set in the result.
@@ -104,7 +104,7 @@ impl<'a> Scanner<'a> {
         self.eat(b'"')?;
         let mut escaped = false;
         loop {
-            match self.to_string_stop()? {
+            match self.seek_string_stop()? {
                 b'"' => {
                     self.at += 1;
                     return Some((self.slice(start)?, escaped));
