@@ -33,6 +33,9 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ),
 ];
 
+/// How long a command waits for another one's lock on the database.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -151,8 +154,7 @@ fn prepare(mut conn: Connection, path: &Path, mode: Mode) -> Result<Connection, 
         path: path.to_owned(),
         source,
     };
-    conn.busy_timeout(Duration::from_secs(30))
-        .map_err(open_err)?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
     // Every stormlog connection speaks the same SQL, so a query from
     // docs/sql.md gives the report's figures wherever it runs.
     functions::register(&conn).map_err(open_err)?;
@@ -165,8 +167,7 @@ fn prepare(mut conn: Connection, path: &Path, mode: Mode) -> Result<Connection, 
             .map_err(open_err)?;
         // WAL lets readers go on while an ingest writes; NORMAL sync is safe in WAL
         // (a crash loses at most the last transaction, never corrupts).
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(open_err)?;
+        set_wal(&conn).map_err(open_err)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(open_err)?;
     }
@@ -203,6 +204,25 @@ fn prepare(mut conn: Connection, path: &Path, mode: Mode) -> Result<Connection, 
         migrate(&mut conn, path, found)?;
     }
     Ok(conn)
+}
+
+/// Switches the connection to WAL. Changing the journal mode takes an
+/// exclusive lock without SQLite's busy handler, so two commands creating the
+/// same database at once could see "database is locked": retry for as long as
+/// the busy timeout would have waited.
+fn set_wal(conn: &Connection) -> rusqlite::Result<()> {
+    let started = std::time::Instant::now();
+    loop {
+        match conn.pragma_update(None, "journal_mode", "WAL") {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && started.elapsed() < BUSY_TIMEOUT =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            other => return other,
+        }
+    }
 }
 
 fn migrate(conn: &mut Connection, path: &Path, from: i64) -> Result<(), DbError> {
