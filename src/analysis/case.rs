@@ -233,33 +233,31 @@ pub struct Population {
 pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Population {
     let window = ctx.windows.get(case_key).copied();
     let w = ctx.workload;
-    let count = |s: &str| reqs.iter().filter(|r| r.status == s).count();
-    let offered = reqs.len();
-    let dropped = count("dropped");
-    let sent = offered - dropped;
-    let unreachable = count("unreachable");
-    let delivery_unknown = count("delivery_unknown");
-    let rejected = count("rejected");
-    let accepted = sent as i64 - unreachable as i64 - delivery_unknown as i64 - rejected as i64;
-    let successful = count("ok");
-    let failed = count("error");
-    let timed_out = count("timeout");
-    let cancelled = count("cancelled");
+    // One pass over the statuses (a case can hold hundreds of thousands).
+    let mut n = [0usize; 8];
     let mut other: BTreeMap<String, i64> = BTreeMap::new();
     for r in reqs {
-        if !matches!(
-            r.status.as_str(),
-            "ok" | "error"
-                | "timeout"
-                | "cancelled"
-                | "rejected"
-                | "dropped"
-                | "unreachable"
-                | "delivery_unknown"
-        ) {
-            *other.entry(r.status.to_string()).or_insert(0) += 1;
-        }
+        let slot = match r.status.as_str() {
+            "ok" => 0,
+            "error" => 1,
+            "timeout" => 2,
+            "cancelled" => 3,
+            "rejected" => 4,
+            "dropped" => 5,
+            "unreachable" => 6,
+            "delivery_unknown" => 7,
+            s => {
+                *other.entry(s.to_owned()).or_insert(0) += 1;
+                continue;
+            }
+        };
+        n[slot] += 1;
     }
+    let [successful, failed, timed_out, cancelled, rejected, dropped, unreachable, delivery_unknown] =
+        n;
+    let offered = reqs.len();
+    let sent = offered - dropped;
+    let accepted = sent as i64 - unreachable as i64 - delivery_unknown as i64 - rejected as i64;
     let scheduled: Option<i64> = match window {
         Some(wn) => {
             let v = pyjson::get(wn, "scheduled_arrivals");
