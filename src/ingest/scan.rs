@@ -192,22 +192,30 @@ impl<'a> Scanner<'a> {
         })
     }
 
-    fn array(&mut self, depth: usize) -> Option<()> {
+    /// A bracketed, comma-separated list: `open`, then `item` for each
+    /// element (at the element, whitespace skipped), then `close`.
+    fn list(
+        &mut self,
+        depth: usize,
+        open: u8,
+        close: u8,
+        mut item: impl FnMut(&mut Self) -> Option<()>,
+    ) -> Option<()> {
         if depth > MAX_DEPTH {
             return None;
         }
-        self.eat(b'[')?;
+        self.eat(open)?;
         self.skip_ws();
-        if self.eat(b']').is_some() {
+        if self.eat(close).is_some() {
             return Some(());
         }
         loop {
             self.skip_ws();
-            self.value(depth)?;
+            item(self)?;
             self.skip_ws();
             match self.peek()? {
                 b',' => self.at += 1,
-                b']' => {
+                b if b == close => {
                     self.at += 1;
                     return Some(());
                 }
@@ -216,38 +224,25 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    fn array(&mut self, depth: usize) -> Option<()> {
+        self.list(depth, b'[', b']', |s| s.value(depth).map(drop))
+    }
+
     /// An object, calling `each` with every member in order.
     fn members(
         &mut self,
         depth: usize,
         mut each: impl FnMut(&'a str, bool, Raw<'a>),
     ) -> Option<()> {
-        if depth > MAX_DEPTH {
-            return None;
-        }
-        self.eat(b'{')?;
-        self.skip_ws();
-        if self.eat(b'}').is_some() {
-            return Some(());
-        }
-        loop {
-            self.skip_ws();
-            let (key, escaped) = self.string()?;
-            self.skip_ws();
-            self.eat(b':')?;
-            self.skip_ws();
-            let value = self.value(depth)?;
+        self.list(depth, b'{', b'}', |s| {
+            let (key, escaped) = s.string()?;
+            s.skip_ws();
+            s.eat(b':')?;
+            s.skip_ws();
+            let value = s.value(depth)?;
             each(key, escaped, value);
-            self.skip_ws();
-            match self.peek()? {
-                b',' => self.at += 1,
-                b'}' => {
-                    self.at += 1;
-                    return Some(());
-                }
-                _ => return None,
-            }
-        }
+            Some(())
+        })
     }
 
     fn object(&mut self, depth: usize) -> Option<()> {
