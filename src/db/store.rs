@@ -25,15 +25,6 @@ pub fn table_for(raw: &Map<String, Value>, transport: bool) -> Option<&'static T
     TABLES.iter().find(|t| t.event_type == et)
 }
 
-/// Binds `values` to the insert's parameters in order and runs it.
-fn execute<'v>(
-    st: &mut Insert<'_>,
-    q: &Query,
-    values: impl IntoIterator<Item = ValueRef<'v>>,
-) -> Result<(), DbError> {
-    st.run(values).map_err(DbError::query(q))
-}
-
 /// Prepared inserts for one ingest transaction.
 pub struct Writer<'c> {
     run_id: String,
@@ -82,7 +73,10 @@ impl<'c> Writer<'c> {
                 event_type,
                 row.body.bind(line),
             ];
-            return execute(&mut self.record, &sql::INGEST_INSERT_RECORD, values);
+            return self
+                .record
+                .run(values)
+                .map_err(DbError::query(&sql::INGEST_INSERT_RECORD));
         };
         let spec = &TABLES[ti];
         let file_id = (spec.table == "vllm_spans").then_some(ValueRef::Null);
@@ -101,7 +95,9 @@ impl<'c> Writer<'c> {
             .chain([row.schema_version.bind(line)])
             .chain(row.fields.iter().map(|f| f.bind(line)))
             .chain([ValueRef::Integer(row.nulls), extra]);
-        execute(&mut self.inserts[ti], &spec.insert, values)
+        self.inserts[ti]
+            .run(values)
+            .map_err(DbError::query(&spec.insert))
     }
 
     /// Stores a record that took the general path: encoded into the same
@@ -383,9 +379,7 @@ fn reader_beside(conn: &Connection) -> Option<Connection> {
     let path = conn.path().filter(|p| !p.is_empty())?;
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let second = Connection::open_with_flags(path, flags).ok()?;
-    second
-        .busy_timeout(std::time::Duration::from_secs(30))
-        .ok()?;
+    second.busy_timeout(super::BUSY_TIMEOUT).ok()?;
     Some(second)
 }
 
