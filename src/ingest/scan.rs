@@ -228,11 +228,12 @@ impl<'a> Scanner<'a> {
         self.list(depth, b'[', b']', |s| s.value(depth).map(drop))
     }
 
-    /// An object, calling `each` with every member in order.
+    /// An object, calling `each` with every member in order (None from it
+    /// stops the scan).
     fn members(
         &mut self,
         depth: usize,
-        mut each: impl FnMut(&'a str, bool, Raw<'a>),
+        mut each: impl FnMut(&'a str, bool, Raw<'a>) -> Option<()>,
     ) -> Option<()> {
         self.list(depth, b'{', b'}', |s| {
             let (key, escaped) = s.string()?;
@@ -240,13 +241,12 @@ impl<'a> Scanner<'a> {
             s.eat(b':')?;
             s.skip_ws();
             let value = s.value(depth)?;
-            each(key, escaped, value);
-            Some(())
+            each(key, escaped, value)
         })
     }
 
     fn object(&mut self, depth: usize) -> Option<()> {
-        self.members(depth, |_, _, _| {})
+        self.members(depth, |_, _, _| Some(()))
     }
 }
 
@@ -260,23 +260,17 @@ pub fn members(line: &str) -> Option<Vec<(Cow<'_, str>, Raw<'_>)>> {
     };
     s.skip_ws();
     let mut out = Vec::with_capacity(64);
-    let mut bad_key = false;
     s.members(1, |key, escaped, value| {
         let key = if escaped {
-            match serde_json::from_str::<String>(key) {
-                Ok(k) => Cow::Owned(k),
-                Err(_) => {
-                    bad_key = true;
-                    Cow::Borrowed("")
-                }
-            }
+            Cow::Owned(serde_json::from_str::<String>(key).ok()?)
         } else {
             Cow::Borrowed(&key[1..key.len() - 1])
         };
         out.push((key, value));
+        Some(())
     })?;
     s.skip_ws();
-    (s.at == s.bytes.len() && !bad_key).then_some(out)
+    (s.at == s.bytes.len()).then_some(out)
 }
 
 #[cfg(test)]
