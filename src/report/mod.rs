@@ -192,7 +192,6 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
         by_case
             .par_iter()
             .map(|(key, reqs)| {
-                // The latency block (a sort per metric) runs beside the rest.
                 // The blocks are independent passes over the case's requests:
                 // the latency block (a sort per metric) beside the population
                 // and figures, beside the arrival, prompt and stream passes.
