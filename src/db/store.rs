@@ -383,8 +383,9 @@ fn reader_beside(conn: &Connection) -> Option<Connection> {
     Some(second)
 }
 
-/// Fills `out` with the requests of `from <= seq < to`, in order; returns how
-/// many there were (reading stops when `out` is full).
+/// Fills `out`, blank requests (`Request::empty`), with the requests of
+/// `from <= seq < to`, in order; returns how many there were (reading stops
+/// when `out` is full).
 fn read_requests(
     conn: &Connection,
     spec: &TableSpec,
@@ -453,11 +454,10 @@ fn read_requests(
             return Ok(filled + 1); // more rows than counted: the caller starts over
         }
         let get = |i: usize| row.get_ref(i).map_err(DbError::query(q));
-        let seq = int(get(0)?).unwrap_or_default();
-        let mut r = Request {
-            seq,
-            ..blank.clone()
-        };
+        // The slot holds a blank request: set the fields in place rather than
+        // build a request and move it over the blank (which is then dropped).
+        let r = &mut out[filled];
+        r.seq = int(get(0)?).unwrap_or_default();
         if let Some(s) = cached(0, get(1)?) {
             r.case_key = s;
         }
@@ -517,7 +517,6 @@ fn read_requests(
                 }
             }
         }
-        out[filled] = r;
         filled += 1;
     }
     Ok(filled)
