@@ -1,12 +1,16 @@
-//! A prepared insert that binds borrowed text and blobs without copying them.
+//! Prepared statements for the two hot loops, calling SQLite directly.
 //!
-//! rusqlite binds text as `SQLITE_TRANSIENT`, so SQLite copies every value
-//! into memory of its own before the row is written. An ingest binds tens of
-//! millions of values it already holds for the whole call; copying them was a
-//! tenth of an analyze's CPU. [`Insert::run`] binds them as `SQLITE_STATIC`:
-//! SQLite reads them in place during the one step that follows, and every
-//! parameter is bound again before any later step, so no stale pointer is
-//! ever read.
+//! [`Insert`] binds borrowed text and blobs without copying them. rusqlite
+//! binds text as `SQLITE_TRANSIENT`, so SQLite copies every value into memory
+//! of its own before the row is written. An ingest binds tens of millions of
+//! values it already holds for the whole call; copying them was a tenth of an
+//! analyze's CPU. [`Insert::run`] binds them as `SQLITE_STATIC`: SQLite reads
+//! them in place during the one step that follows, and every parameter is
+//! bound again before any later step, so no stale pointer is ever read.
+//!
+//! [`Select`] reads rows with one type check and one typed read per value.
+//! rusqlite's `get_ref` also checks the column count and wraps each value on
+//! the way; a report reads millions of values.
 #![allow(unsafe_code)] // the one module that calls SQLite directly; each block says why it is sound
 
 use std::ffi::{c_int, c_uint, CStr};
@@ -40,32 +44,43 @@ fn misuse(message: String) -> rusqlite::Error {
     rusqlite::Error::SqliteFailure(ffi::Error::new(ffi::SQLITE_MISUSE), Some(message))
 }
 
+/// Prepares `sql` (one statement) on `conn`: the connection's handle and the
+/// new statement, which the caller finalizes.
+fn prepare(
+    conn: &Connection,
+    sql: &str,
+) -> rusqlite::Result<(*mut ffi::sqlite3, *mut ffi::sqlite3_stmt)> {
+    let len = c_int::try_from(sql.len()).map_err(|_| misuse("statement too long".into()))?;
+    // SAFETY: the handle is only used while `conn` is borrowed (the callers
+    // keep that borrow for the statement's life), on the thread that holds it
+    // (Connection is !Sync).
+    let db = unsafe { conn.handle() };
+    let mut stmt = ptr::null_mut();
+    // SAFETY: `sql` is valid for `len` bytes; SQLite writes the new statement
+    // (or null) to `stmt`.
+    let rc = unsafe {
+        ffi::sqlite3_prepare_v3(
+            db,
+            sql.as_ptr().cast(),
+            len,
+            ffi::SQLITE_PREPARE_PERSISTENT as c_uint,
+            &mut stmt,
+            ptr::null_mut(),
+        )
+    };
+    if rc != ffi::SQLITE_OK {
+        return Err(error(db, rc));
+    }
+    if stmt.is_null() {
+        return Err(misuse("empty statement".into()));
+    }
+    Ok((db, stmt))
+}
+
 impl<'c> Insert<'c> {
     /// Prepares `sql` (one statement) on `conn`.
     pub fn prepare(conn: &'c Connection, sql: &str) -> rusqlite::Result<Self> {
-        let len = c_int::try_from(sql.len()).map_err(|_| misuse("statement too long".into()))?;
-        // SAFETY: the handle is only used while `conn` is borrowed ('c), on the
-        // thread that holds it (Connection is !Sync).
-        let db = unsafe { conn.handle() };
-        let mut stmt = ptr::null_mut();
-        // SAFETY: `sql` is valid for `len` bytes; SQLite writes the new statement
-        // (or null) to `stmt`.
-        let rc = unsafe {
-            ffi::sqlite3_prepare_v3(
-                db,
-                sql.as_ptr().cast(),
-                len,
-                ffi::SQLITE_PREPARE_PERSISTENT as c_uint,
-                &mut stmt,
-                ptr::null_mut(),
-            )
-        };
-        if rc != ffi::SQLITE_OK {
-            return Err(error(db, rc));
-        }
-        if stmt.is_null() {
-            return Err(misuse("empty statement".into()));
-        }
+        let (db, stmt) = prepare(conn, sql)?;
         // SAFETY: `stmt` was just prepared.
         let params = unsafe { ffi::sqlite3_bind_parameter_count(stmt) } as usize;
         Ok(Insert {
@@ -147,6 +162,159 @@ impl Drop for Insert<'_> {
     }
 }
 
+/// A prepared query, read row by row.
+pub struct Select<'c> {
+    db: *mut ffi::sqlite3,
+    stmt: *mut ffi::sqlite3_stmt,
+    columns: usize,
+    _conn: PhantomData<&'c Connection>,
+}
+
+/// The current row of a [`Select`]; its values live until the next step.
+pub struct Row<'s> {
+    stmt: *mut ffi::sqlite3_stmt,
+    columns: usize,
+    _select: PhantomData<&'s mut ()>,
+}
+
+impl<'c> Select<'c> {
+    /// Prepares `sql` (one statement) on `conn` and binds `params` by name
+    /// (`:name`); every parameter of the statement must be given.
+    pub fn prepare(
+        conn: &'c Connection,
+        sql: &str,
+        params: &[(&str, ValueRef<'_>)],
+    ) -> rusqlite::Result<Self> {
+        let (db, stmt) = prepare(conn, sql)?;
+        let select = Select {
+            db,
+            stmt,
+            // SAFETY: `stmt` was just prepared.
+            columns: unsafe { ffi::sqlite3_column_count(stmt) } as usize,
+            _conn: PhantomData,
+        };
+        // SAFETY: `stmt` is live.
+        let wanted = unsafe { ffi::sqlite3_bind_parameter_count(stmt) } as usize;
+        if wanted != params.len() {
+            return Err(misuse(format!(
+                "{} values for {wanted} parameters",
+                params.len()
+            )));
+        }
+        for (name, v) in params {
+            let cname = std::ffi::CString::new(*name)
+                .map_err(|_| misuse(format!("bad parameter name {name}")))?;
+            // SAFETY: `stmt` is live and `cname` a NUL-terminated string.
+            let i = unsafe { ffi::sqlite3_bind_parameter_index(stmt, cname.as_ptr()) };
+            if i == 0 {
+                return Err(misuse(format!("no parameter {name}")));
+            }
+            // SAFETY: `i` is a parameter of `stmt`. Text and blobs are bound
+            // SQLITE_TRANSIENT: SQLite copies them, so they need not outlive
+            // this call.
+            let rc = unsafe {
+                match *v {
+                    ValueRef::Null => ffi::sqlite3_bind_null(stmt, i),
+                    ValueRef::Integer(x) => ffi::sqlite3_bind_int64(stmt, i, x),
+                    ValueRef::Real(x) => ffi::sqlite3_bind_double(stmt, i, x),
+                    ValueRef::Text(t) => ffi::sqlite3_bind_text64(
+                        stmt,
+                        i,
+                        t.as_ptr().cast(),
+                        t.len() as u64,
+                        ffi::SQLITE_TRANSIENT(),
+                        ffi::SQLITE_UTF8 as u8,
+                    ),
+                    ValueRef::Blob(b) => ffi::sqlite3_bind_blob64(
+                        stmt,
+                        i,
+                        b.as_ptr().cast(),
+                        b.len() as u64,
+                        ffi::SQLITE_TRANSIENT(),
+                    ),
+                }
+            };
+            if rc != ffi::SQLITE_OK {
+                return Err(error(db, rc));
+            }
+        }
+        Ok(select)
+    }
+
+    /// How many columns each row has.
+    pub fn columns(&self) -> usize {
+        self.columns
+    }
+
+    /// Steps to the next row (None after the last one).
+    pub fn step(&mut self) -> rusqlite::Result<Option<Row<'_>>> {
+        // SAFETY: `stmt` is live with every parameter bound.
+        match unsafe { ffi::sqlite3_step(self.stmt) } {
+            ffi::SQLITE_ROW => Ok(Some(Row {
+                stmt: self.stmt,
+                columns: self.columns,
+                _select: PhantomData,
+            })),
+            ffi::SQLITE_DONE => Ok(None),
+            rc => Err(error(self.db, rc)),
+        }
+    }
+}
+
+impl Row<'_> {
+    /// Column `i` (from 0); null past the last column.
+    pub fn get(&self, i: usize) -> ValueRef<'_> {
+        if i >= self.columns {
+            return ValueRef::Null;
+        }
+        // SAFETY: the statement is on a row (it was just stepped, and the row
+        // borrows the statement, so no other step can happen) and `i` is one
+        // of its columns. The value is the row's own: it is read only here,
+        // by the thread that holds the connection (the "unprotected" values
+        // of sqlite3_column_value are unsafe only under concurrent use). Each
+        // sqlite3_column_* call would check the statement again; reading the
+        // value once halves the calls. Text and blob pointers stay valid
+        // until the next step, which the borrow rules out while the returned
+        // value lives; the length is read after the pointer, as SQLite asks.
+        unsafe {
+            let v = ffi::sqlite3_column_value(self.stmt, i as c_int);
+            match ffi::sqlite3_value_type(v) {
+                ffi::SQLITE_INTEGER => ValueRef::Integer(ffi::sqlite3_value_int64(v)),
+                ffi::SQLITE_FLOAT => ValueRef::Real(ffi::sqlite3_value_double(v)),
+                ffi::SQLITE_TEXT => {
+                    let p = ffi::sqlite3_value_text(v);
+                    let n = ffi::sqlite3_value_bytes(v) as usize;
+                    if p.is_null() {
+                        ValueRef::Text(&[])
+                    } else {
+                        ValueRef::Text(std::slice::from_raw_parts(p, n))
+                    }
+                }
+                ffi::SQLITE_BLOB => {
+                    let p = ffi::sqlite3_value_blob(v);
+                    let n = ffi::sqlite3_value_bytes(v) as usize;
+                    if p.is_null() {
+                        ValueRef::Blob(&[])
+                    } else {
+                        ValueRef::Blob(std::slice::from_raw_parts(p.cast(), n))
+                    }
+                }
+                _ => ValueRef::Null,
+            }
+        }
+    }
+}
+
+impl Drop for Select<'_> {
+    fn drop(&mut self) {
+        // SAFETY: `stmt` came from sqlite3_prepare_v3 and is finalized once;
+        // no row outlives it (rows borrow the select).
+        unsafe {
+            ffi::sqlite3_finalize(self.stmt);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,5 +370,58 @@ mod tests {
             .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
             .expect("count");
         assert_eq!(n, 2);
+    }
+
+    #[test]
+    fn select_reads_each_kind_by_named_parameters() {
+        let conn = Connection::open_in_memory().expect("open");
+        conn.execute_batch(
+            "CREATE TABLE t (k, a, b, c, d, e);
+             INSERT INTO t VALUES (1, NULL, 7, 0.5, 'text é', x'0102');
+             INSERT INTO t VALUES (2, -1, 2.0, '', x'', NULL);
+             INSERT INTO t VALUES (3, 0, 0, 0, 0, 0);",
+        )
+        .expect("create");
+        let sql = "SELECT a, b, c, d, e FROM t WHERE k >= :lo AND k < :hi ORDER BY k";
+        let params = [(":lo", ValueRef::Integer(1)), (":hi", ValueRef::Integer(3))];
+        let mut sel = Select::prepare(&conn, sql, &params).expect("prepare");
+        assert_eq!(sel.columns(), 5);
+        let mut rows = Vec::new();
+        while let Some(row) = sel.step().expect("step") {
+            rows.push(
+                (0..6)
+                    .map(|i| row.get(i).into())
+                    .collect::<Vec<rusqlite::types::Value>>(),
+            );
+        }
+        use rusqlite::types::Value as V;
+        assert_eq!(
+            rows,
+            [
+                vec![
+                    V::Null,
+                    V::Integer(7),
+                    V::Real(0.5),
+                    V::Text("text é".into()),
+                    V::Blob(vec![1, 2]),
+                    V::Null
+                ],
+                vec![
+                    V::Integer(-1),
+                    V::Real(2.0),
+                    V::Text(String::new()),
+                    V::Blob(vec![]),
+                    V::Null,
+                    V::Null
+                ],
+            ]
+        );
+        // Every parameter must be given, each by a name the statement has.
+        assert!(Select::prepare(&conn, sql, &params[..1]).is_err());
+        let wrong = [
+            (":lo", ValueRef::Integer(1)),
+            (":top", ValueRef::Integer(3)),
+        ];
+        assert!(Select::prepare(&conn, sql, &wrong).is_err());
     }
 }

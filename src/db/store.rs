@@ -4,7 +4,7 @@ use rusqlite::types::{Value as Sql, ValueRef};
 use rusqlite::{Connection, Statement};
 use serde_json::{Map, Value};
 
-use super::raw::Insert;
+use super::raw::{Insert, Select};
 use super::tables::{self, split, TableSpec, TABLES};
 use super::DbError;
 use crate::ingest::decode::Contexts;
@@ -396,17 +396,18 @@ fn read_requests(
 ) -> Result<usize, DbError> {
     use rusqlite::types::ValueRef;
     let q = &sql::LOAD_REQUESTS_ANALYSIS;
-    let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
-    let names: Vec<String> = stmt
-        .column_names()
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect();
-    let mut rows = stmt
-        .query(rusqlite::named_params! {":run_id": run_id, ":from": from, ":to": to})
-        .map_err(DbError::query(q))?;
+    let params = [
+        (":run_id", ValueRef::Text(run_id.as_bytes())),
+        (":from", ValueRef::Integer(from)),
+        (":to", ValueRef::Integer(to)),
+    ];
+    let mut rows = Select::prepare(conn, q.sql, &params).map_err(DbError::query(q))?;
+    let n = rows.columns();
     let text = |v: ValueRef| match v {
-        ValueRef::Text(t) => Some(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Text(t) => Some(match std::str::from_utf8(t) {
+            Ok(s) => s.to_owned(),
+            Err(_) => String::from_utf8_lossy(t).into_owned(),
+        }),
         _ => None,
     };
     // Values that repeat across requests are stored once.
@@ -420,7 +421,6 @@ fn read_requests(
         ValueRef::Integer(i) => Some(i as f64),
         _ => None,
     };
-    let n = names.len();
     // Text columns repeat row after row (one case, one status, ...): each
     // symbol column remembers its last value, so most rows share it without
     // hashing. Column order as in the query.
@@ -449,58 +449,57 @@ fn read_requests(
         })
         .fold(0, |m, (i, _)| m | (1 << i));
     let mut filled = 0;
-    while let Some(row) = rows.next().map_err(DbError::query(q))? {
+    while let Some(row) = rows.step().map_err(DbError::query(q))? {
         if filled == out.len() {
             return Ok(filled + 1); // more rows than counted: the caller starts over
         }
-        let get = |i: usize| row.get_ref(i).map_err(DbError::query(q));
         // The slot holds a blank request: set the fields in place rather than
         // build a request and move it over the blank (which is then dropped).
         let r = &mut out[filled];
-        r.seq = int(get(0)?).unwrap_or_default();
-        if let Some(s) = cached(0, get(1)?) {
+        r.seq = int(row.get(0)).unwrap_or_default();
+        if let Some(s) = cached(0, row.get(1)) {
             r.case_key = s;
         }
-        if let Some(s) = cached(1, get(2)?) {
+        if let Some(s) = cached(1, row.get(2)) {
             r.status = s;
         }
-        r.phase = cached(2, get(3)?);
-        r.session_id = cached(3, get(4)?).map_or(Scalar::Null, Scalar::Str);
-        r.request_id = text(get(5)?).map_or(Value::Null, Value::String);
-        r.x_request_id = text(get(6)?).map_or(Value::Null, Value::String);
-        r.request_index = int(get(7)?);
-        r.started_at_ns = int(get(8)?);
-        r.ended_at_ns = int(get(9)?);
-        r.intended_at_ns = int(get(10)?);
-        r.e2e_latency_ms = real(get(11)?);
-        r.ttft_ms = real(get(12)?);
-        r.first_chunk_latency_ms = real(get(13)?);
-        r.dispatch_lag_ms = real(get(14)?);
-        if let ValueRef::Blob(b) = get(15)? {
+        r.phase = cached(2, row.get(3));
+        r.session_id = cached(3, row.get(4)).map_or(Scalar::Null, Scalar::Str);
+        r.request_id = text(row.get(5)).map_or(Value::Null, Value::String);
+        r.x_request_id = text(row.get(6)).map_or(Value::Null, Value::String);
+        r.request_index = int(row.get(7));
+        r.started_at_ns = int(row.get(8));
+        r.ended_at_ns = int(row.get(9));
+        r.intended_at_ns = int(row.get(10));
+        r.e2e_latency_ms = real(row.get(11));
+        r.ttft_ms = real(row.get(12));
+        r.first_chunk_latency_ms = real(row.get(13));
+        r.dispatch_lag_ms = real(row.get(14));
+        if let ValueRef::Blob(b) = row.get(15) {
             r.chunk_gaps = tables::f64s(b).collect();
             r.chunk_list_len = r.chunk_gaps.len();
         }
-        r.stream = int(get(16)?).is_some_and(|i| i != 0);
-        r.prompt_tokens = real(get(17)?);
-        r.output_tokens = real(get(18)?);
+        r.stream = int(row.get(16)).is_some_and(|i| i != 0);
+        r.prompt_tokens = real(row.get(17));
+        r.output_tokens = real(row.get(18));
         r.output_tokens_is_int = r.output_tokens.is_some();
-        r.total_tokens = real(get(19)?);
-        if let Some(s) = cached(4, get(20)?) {
+        r.total_tokens = real(row.get(19));
+        if let Some(s) = cached(4, row.get(20)) {
             r.output_token_source = s;
         }
-        if let Some(s) = cached(5, get(21)?) {
+        if let Some(s) = cached(5, row.get(21)) {
             r.arrival_mode = s;
         }
-        r.held_for_slot = int(get(22)?).is_some_and(|i| i != 0);
-        r.in_flight_at_dispatch = real(get(23)?);
-        if let Some(s) = cached(6, get(24)?) {
+        r.held_for_slot = int(row.get(22)).is_some_and(|i| i != 0);
+        r.in_flight_at_dispatch = real(row.get(23));
+        if let Some(s) = cached(6, row.get(24)) {
             r.prompt_mode = s;
         }
-        r.prompt_digest = cached(8, get(25)?).map_or(Scalar::Null, Scalar::Str);
-        r.prefix_group = int(get(26)?).map_or(Scalar::Null, |i| Scalar::of(&Value::from(i)));
-        r.shared_prefix_tokens = real(get(27)?);
-        r.task = cached(7, get(28)?);
-        let nulls = int(get(n - 2)?).unwrap_or(0);
+        r.prompt_digest = cached(8, row.get(25)).map_or(Scalar::Null, Scalar::Str);
+        r.prefix_group = int(row.get(26)).map_or(Scalar::Null, |i| Scalar::of(&Value::from(i)));
+        r.shared_prefix_tokens = real(row.get(27));
+        r.task = cached(7, row.get(28));
+        let nulls = int(row.get(n - 2)).unwrap_or(0);
         if nulls & null_matters != 0 {
             // A field present as null reads differently from an absent one (e.g. a
             // null case_id groups as "None", an absent one as "unknown").
@@ -510,7 +509,7 @@ fn read_requests(
                 }
             }
         }
-        if let Some(extra) = text(get(n - 1)?) {
+        if let Some(extra) = text(row.get(n - 1)) {
             if let Ok(Value::Object(extra)) = crate::pyjson::parse(&extra) {
                 for (k, v) in &extra {
                     r.apply(k, v);
