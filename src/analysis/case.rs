@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use serde_json::{json, Map, Value};
 
 use super::schedule;
-use super::stats::percentile_sorted;
+use super::stats::{percentile_sorted, sort_floats};
 use super::sufficiency;
 use crate::model::request::{finite, int_of};
 use crate::model::{Request, RunData, SystemSample};
@@ -24,7 +24,7 @@ pub fn fnum(v: Option<f64>) -> Value {
 
 /// A copy sorted ascending (percentiles of one list are taken from one sort).
 fn sorted(mut values: Vec<f64>) -> Vec<f64> {
-    values.sort_unstable_by(f64::total_cmp);
+    sort_floats(&mut values);
     values
 }
 
@@ -586,13 +586,17 @@ pub fn arrivals(reqs: &[&Request], window: Option<&Value>) -> Value {
     let offered_rate = if mode == "closed" {
         Value::Null
     } else {
-        let mut t: Vec<i64> = reqs.iter().filter_map(|r| r.intended_at_ns).collect();
-        t.sort_unstable();
-        match (t.first(), t.last()) {
-            (Some(a), Some(b)) if t.len() >= 2 && a != b => {
-                fnum(Some((t.len() - 1) as f64 / ((b - a) as f64 / 1e9)))
-            }
-            _ => Value::Null,
+        // The count and the earliest and latest intended times.
+        let (n, first, last) = reqs
+            .iter()
+            .filter_map(|r| r.intended_at_ns)
+            .fold((0usize, i64::MAX, i64::MIN), |(n, a, b), t| {
+                (n + 1, a.min(t), b.max(t))
+            });
+        if n >= 2 && first != last {
+            fnum(Some((n - 1) as f64 / ((last - first) as f64 / 1e9)))
+        } else {
+            Value::Null
         }
     };
     let lag = sorted(nums(reqs, |r| r.dispatch_lag_ms));
@@ -765,7 +769,7 @@ fn metric_block(
                 None => missing += 1,
             }
         }
-        sorted.sort_unstable_by(f64::total_cmp);
+        sort_floats(&mut sorted);
         let timeouts: Option<Vec<f64>> = if key == "client.e2e" && f > 0 {
             reqs.iter()
                 .filter(|r| !r.is_ok())
@@ -817,7 +821,7 @@ fn metric_block(
                     (Some(extra), true) => {
                         let mut all = sorted.clone();
                         all.extend(extra.iter().copied());
-                        all.sort_unstable_by(f64::total_cmp);
+                        sort_floats(&mut all);
                         fnum(percentile_sorted(&all, p))
                     }
                     _ => Value::Null,

@@ -15,7 +15,7 @@ pub fn percentile(values: &[f64], level: f64) -> Option<f64> {
         return Some(values[0]);
     }
     let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
+    sort_floats(&mut sorted);
     percentile_sorted(&sorted, level)
 }
 
@@ -37,8 +37,34 @@ pub fn quantile(values: &[f64], p: f64) -> Option<f64> {
         return None;
     }
     let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
+    sort_floats(&mut sorted);
     interpolate(&sorted, p)
+}
+
+/// Sorts floats ascending in `f64::total_cmp` order (-NaN < -inf < ... <
+/// -0.0 < +0.0 < ... < +inf < NaN), as `sort_unstable_by(f64::total_cmp)`
+/// would, in about half its time: a report sorts a dozen lists of every
+/// request's values, and sorting order-preserving integer keys compares
+/// without the per-comparison bit twiddling of `total_cmp`.
+pub fn sort_floats(values: &mut [f64]) {
+    // The key of total_cmp as an unsigned integer: a negative float has all
+    // its bits flipped (larger magnitudes come first), a positive one only
+    // its sign bit (so it comes after every negative).
+    const SIGN: u64 = 1 << 63;
+    let key = |x: f64| {
+        let b = x.to_bits();
+        if b & SIGN != 0 {
+            !b
+        } else {
+            b | SIGN
+        }
+    };
+    let float = |k: u64| f64::from_bits(if k & SIGN != 0 { k ^ SIGN } else { !k });
+    let mut keys: Vec<u64> = values.iter().map(|x| key(*x)).collect();
+    keys.sort_unstable();
+    for (v, k) in values.iter_mut().zip(&keys) {
+        *v = float(*k);
+    }
 }
 
 /// Python's `round(x)` for a float: nearest integer, ties to even.
@@ -64,6 +90,55 @@ fn interpolate(sorted: &[f64], level: f64) -> Option<f64> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// A fixed pseudo-random sequence (xorshift64*), no crate needed.
+    fn noise(seed: u64) -> impl FnMut() -> u64 {
+        let mut x = seed;
+        move || {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+    }
+
+    #[test]
+    fn float_sorts_order_as_total_cmp_does() {
+        let specials = [
+            0.0,
+            -0.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            -f64::NAN,
+            f64::MIN_POSITIVE,
+            -f64::MIN_POSITIVE,
+            5e-324,
+            -5e-324,
+            f64::MAX,
+            f64::MIN,
+            1.0,
+            -1.0,
+        ];
+        let mut next = noise(0x9e37_79b9_7f4a_7c15);
+        for n in [0, 1, 2, 3, 20, 513, 4000, 70_000] {
+            let mut v: Vec<f64> = (0..n)
+                .map(|i| match next() % 4 {
+                    // Raw bit patterns: every sign, exponent and payload.
+                    0 => f64::from_bits(next()),
+                    // Latency-like values with many repeats.
+                    1 => (next() % 1000) as f64 / 8.0,
+                    2 => specials[i % specials.len()],
+                    _ => -((next() % 100_000) as f64) * 1e-3,
+                })
+                .collect();
+            let mut want = v.clone();
+            want.sort_unstable_by(f64::total_cmp);
+            sort_floats(&mut v);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&v), bits(&want), "{n} values");
+        }
+    }
 
     #[test]
     fn spec_vectors_are_bit_identical() {
