@@ -282,7 +282,14 @@ impl Row<'_> {
                 ffi::SQLITE_INTEGER => ValueRef::Integer(ffi::sqlite3_value_int64(v)),
                 ffi::SQLITE_FLOAT => ValueRef::Real(ffi::sqlite3_value_double(v)),
                 ffi::SQLITE_TEXT => {
-                    let p = ffi::sqlite3_value_text(v);
+                    // UTF-8 text is read as the bytes it is: sqlite3_value_text
+                    // would first copy each value to add a terminating NUL.
+                    // Other encodings (a UTF-16 database) are converted.
+                    let p = if ffi::sqlite3_value_encoding(v) == ffi::SQLITE_UTF8 {
+                        ffi::sqlite3_value_blob(v).cast()
+                    } else {
+                        ffi::sqlite3_value_text(v)
+                    };
                     let n = ffi::sqlite3_value_bytes(v) as usize;
                     if p.is_null() {
                         ValueRef::Text(&[])
@@ -416,6 +423,15 @@ mod tests {
                 ],
             ]
         );
+        // A UTF-16 database's text arrives as UTF-8.
+        let wide = Connection::open_in_memory().expect("open");
+        wide.execute_batch(
+            "PRAGMA encoding = 'UTF-16le'; CREATE TABLE w (t); INSERT INTO w VALUES ('wide é');",
+        )
+        .expect("utf-16");
+        let mut sel = Select::prepare(&wide, "SELECT t FROM w", &[]).expect("prepare");
+        let row = sel.step().expect("step").expect("a row");
+        assert_eq!(row.get(0), ValueRef::Text("wide é".as_bytes()));
         // Every parameter must be given, each by a name the statement has.
         assert!(Select::prepare(&conn, sql, &params[..1]).is_err());
         let wrong = [
