@@ -280,7 +280,7 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
         issues.push(format!("duplicate_x_request_id: {d}"));
     }
     let mut idx: Vec<i64> = Vec::with_capacity(reqs.len());
-    idx.extend(reqs.iter().filter_map(|r| r.request_index));
+    idx.extend(reqs.iter().filter_map(|r| r.request_index()));
     if idx.len() != reqs.len() {
         if let Some(s) = scheduled {
             if s != reqs.len() as i64 {
@@ -321,7 +321,7 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
     let w_drained = window.and_then(|wn| ns_of(pyjson::get(wn, "drained_at_ns")));
     let outside = reqs
         .iter()
-        .filter(|r| match (r.started_at_ns, r.ended_at_ns) {
+        .filter(|r| match (r.started_at_ns(), r.ended_at_ns()) {
             (Some(s), Some(e)) => {
                 s > e
                     || w_start.is_some_and(|ws| s < ws)
@@ -343,7 +343,7 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
     let cohort_valid = issues.is_empty();
     if reqs
         .iter()
-        .any(|r| r.request_index.is_none() && !r.request_index_is_bool)
+        .any(|r| r.request_index().is_none() && !r.request_index_is_bool)
     {
         issues.push("request_index_unrecorded".into());
     }
@@ -418,7 +418,7 @@ fn intervals(
         }
         let spans = || {
             reqs.iter()
-                .filter_map(|r| Some((r.started_at_ns?, r.ended_at_ns?)))
+                .filter_map(|r| Some((r.started_at_ns()?, r.ended_at_ns()?)))
         };
         let rate = match (spans().map(|s| s.0).min(), spans().map(|s| s.1).max()) {
             (Some(a), Some(b)) => interval("request_span", a, b, "all_measured"),
@@ -442,7 +442,7 @@ fn intervals(
     let sends = || {
         reqs.iter()
             .filter(|r| r.status != "dropped")
-            .filter_map(|r| r.started_at_ns)
+            .filter_map(|r| r.started_at_ns())
     };
     let dispatch = match (sends().min(), sends().max()) {
         (Some(a), Some(b)) => interval("dispatch_window", a, b, "all_measured"),
@@ -492,12 +492,12 @@ pub fn request_figures(
     out: &mut Map<String, Value>,
 ) {
     let ok: Vec<&Request> = reqs.iter().copied().filter(|r| r.is_ok()).collect();
-    let e2e = sorted(nums(&ok, |r| r.e2e_latency_ms));
-    let ttft = sorted(nums(&ok, |r| r.ttft_ms));
-    let first = sorted(nums(&ok, |r| r.first_chunk_latency_ms));
+    let e2e = sorted(nums(&ok, |r| r.e2e_latency_ms()));
+    let ttft = sorted(nums(&ok, |r| r.ttft_ms()));
+    let first = sorted(nums(&ok, |r| r.first_chunk_latency_ms()));
     let from_intended: Vec<f64> = sorted(
         ok.iter()
-            .filter_map(|r| Some((r.ended_at_ns? - r.intended_at_ns?) as f64 / 1_000_000.0))
+            .filter_map(|r| Some((r.ended_at_ns()? - r.intended_at_ns()?) as f64 / 1_000_000.0))
             .collect::<Vec<f64>>(),
     );
     out.insert("request_count".into(), json!(ok.len()));
@@ -511,8 +511,8 @@ pub fn request_figures(
             "first_chunk_p50": pct(&first, 50), "first_chunk_p95": pct(&first, 95),
         }),
     );
-    let out_tokens: i64 = ok.iter().map(|r| int_of(r.output_tokens)).sum();
-    let total_tokens: i64 = ok.iter().map(|r| int_of(r.total_tokens)).sum();
+    let out_tokens: i64 = ok.iter().map(|r| int_of(r.output_tokens())).sum();
+    let total_tokens: i64 = ok.iter().map(|r| int_of(r.total_tokens())).sum();
     let seconds = pyjson::get(rate_interval, "seconds");
     out.insert(
         "throughput".into(),
@@ -533,7 +533,7 @@ pub fn request_figures(
     let window = {
         let b = || {
             ok.iter()
-                .filter_map(|r| Some((r.started_at_ns?, r.ended_at_ns?)))
+                .filter_map(|r| Some((r.started_at_ns()?, r.ended_at_ns()?)))
         };
         b().map(|x| x.0).min().zip(b().map(|x| x.1).max())
     };
@@ -580,7 +580,7 @@ pub fn arrivals(reqs: &[&Request], window: Option<&Value>) -> Value {
         .count();
     let peak = reqs
         .iter()
-        .filter_map(|r| finite(r.in_flight_at_dispatch))
+        .filter_map(|r| finite(r.in_flight_at_dispatch()))
         .map(|x| x.trunc() as i64)
         .max();
     let offered_rate = if mode == "closed" {
@@ -589,7 +589,7 @@ pub fn arrivals(reqs: &[&Request], window: Option<&Value>) -> Value {
         // The count and the earliest and latest intended times.
         let (n, first, last) = reqs
             .iter()
-            .filter_map(|r| r.intended_at_ns)
+            .filter_map(|r| r.intended_at_ns())
             .fold((0usize, i64::MAX, i64::MIN), |(n, a, b), t| {
                 (n + 1, a.min(t), b.max(t))
             });
@@ -599,7 +599,7 @@ pub fn arrivals(reqs: &[&Request], window: Option<&Value>) -> Value {
             Value::Null
         }
     };
-    let lag = sorted(nums(reqs, |r| r.dispatch_lag_ms));
+    let lag = sorted(nums(reqs, |r| r.dispatch_lag_ms()));
     let (window_s, drain_s) = match window {
         Some(wn) => match (
             ns_of(pyjson::get(wn, "started_at_ns")),
@@ -648,7 +648,7 @@ pub fn prompts(reqs: &[&Request], window: Option<&Value>) -> Value {
             json!(n)
         }
     };
-    let shared = nums(&sent, |r| r.shared_prefix_tokens);
+    let shared = nums(&sent, |r| r.shared_prefix_tokens());
     json!({
         "mode": mode,
         "distinct_prompts": distinct(&|r| &r.prompt_digest),
@@ -665,7 +665,7 @@ pub fn lengths(reqs: &[&Request]) -> Value {
         let v = sorted(v);
         json!({"min": min_of(&v), "p50": pct(&v, 50), "p95": pct(&v, 95), "max": max_of(&v)})
     };
-    json!({"prompt_tokens": d(nums(&ok, |r| r.prompt_tokens)), "output_tokens": d(nums(&ok, |r| r.output_tokens))})
+    json!({"prompt_tokens": d(nums(&ok, |r| r.prompt_tokens())), "output_tokens": d(nums(&ok, |r| r.output_tokens()))})
 }
 
 /// `cache` (§4.6).
@@ -698,7 +698,7 @@ pub fn streaming(reqs: &[&Request]) -> Value {
     let streamed: Vec<&Request> = reqs
         .iter()
         .copied()
-        .filter(|r| r.is_ok() && r.stream && finite(r.ttft_ms).is_some())
+        .filter(|r| r.is_ok() && r.stream && finite(r.ttft_ms()).is_some())
         .collect();
     let chunks: Vec<f64> = streamed
         .iter()
@@ -716,8 +716,8 @@ pub fn streaming(reqs: &[&Request]) -> Value {
     let mean_tokens = if usage.is_empty() {
         Value::Null
     } else {
-        let tokens: i64 = usage.iter().map(|r| int_of(r.output_tokens)).sum();
-        let chunks: usize = usage.iter().map(|r| r.chunk_list_len + 1).sum();
+        let tokens: i64 = usage.iter().map(|r| int_of(r.output_tokens())).sum();
+        let chunks: usize = usage.iter().map(|r| r.chunk_list_len as usize + 1).sum();
         fnum(Some(tokens as f64 / chunks as f64))
     };
     json!({
@@ -775,7 +775,7 @@ fn metric_block(
                 .filter(|r| !r.is_ok())
                 .map(|r| {
                     if r.status == "timeout" {
-                        finite(r.e2e_latency_ms)
+                        finite(r.e2e_latency_ms())
                     } else {
                         None
                     }
@@ -847,12 +847,13 @@ fn unsuccessful_block(reqs: &[&Request], out: Map<String, Value>) -> Value {
         let mut elapsed = Vec::new();
         let mut missing = 0;
         for r in &rs {
-            let v = finite(r.e2e_latency_ms).or_else(|| match (r.started_at_ns, r.ended_at_ns) {
-                (Some(s), Some(e)) if r.status != "dropped" && e >= s => {
-                    Some((e - s) as f64 / 1_000_000.0)
-                }
-                _ => None,
-            });
+            let v =
+                finite(r.e2e_latency_ms()).or_else(|| match (r.started_at_ns(), r.ended_at_ns()) {
+                    (Some(s), Some(e)) if r.status != "dropped" && e >= s => {
+                        Some((e - s) as f64 / 1_000_000.0)
+                    }
+                    _ => None,
+                });
             match v {
                 Some(v) => elapsed.push(v),
                 None => missing += 1,
@@ -962,7 +963,7 @@ mod tests {
     fn penalized_quantiles_and_the_observed_lower_bound() {
         let (_, reqs) = c1();
         let refs: Vec<&Request> = reqs.iter().collect();
-        let e2e = |r: &Request| finite(r.e2e_latency_ms);
+        let e2e = |r: &Request| finite(r.e2e_latency_ms());
         let lat = latency(&refs, &[("client.e2e", "client", &e2e)]);
         let m = &lat["metrics"]["client.e2e"];
         assert_eq!(m["successful"]["p50"]["value_ms"], 250.0);

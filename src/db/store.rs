@@ -467,23 +467,23 @@ fn read_requests(
         r.session_id = cached(3, row.get(4)).map_or(Scalar::Null, Scalar::Str);
         r.request_id = text(row.get(5)).map_or(Value::Null, Value::String);
         r.x_request_id = text(row.get(6)).map_or(Value::Null, Value::String);
-        r.request_index = int(row.get(7));
-        r.started_at_ns = int(row.get(8));
-        r.ended_at_ns = int(row.get(9));
-        r.intended_at_ns = int(row.get(10));
-        r.e2e_latency_ms = real(row.get(11));
-        r.ttft_ms = real(row.get(12));
-        r.first_chunk_latency_ms = real(row.get(13));
-        r.dispatch_lag_ms = real(row.get(14));
+        r.set_request_index(int(row.get(7)));
+        r.set_started_at_ns(int(row.get(8)));
+        r.set_ended_at_ns(int(row.get(9)));
+        r.set_intended_at_ns(int(row.get(10)));
+        r.set_e2e_latency_ms(real(row.get(11)));
+        r.set_ttft_ms(real(row.get(12)));
+        r.set_first_chunk_latency_ms(real(row.get(13)));
+        r.set_dispatch_lag_ms(real(row.get(14)));
         if let ValueRef::Blob(b) = row.get(15) {
             r.chunk_gaps = tables::f64s(b).collect();
-            r.chunk_list_len = r.chunk_gaps.len();
+            r.chunk_list_len = u32::try_from(r.chunk_gaps.len()).unwrap_or(u32::MAX);
         }
         r.stream = int(row.get(16)).is_some_and(|i| i != 0);
-        r.prompt_tokens = real(row.get(17));
-        r.output_tokens = real(row.get(18));
-        r.output_tokens_is_int = r.output_tokens.is_some();
-        r.total_tokens = real(row.get(19));
+        r.set_prompt_tokens(real(row.get(17)));
+        r.set_output_tokens(real(row.get(18)));
+        r.output_tokens_is_int = r.output_tokens().is_some();
+        r.set_total_tokens(real(row.get(19)));
         if let Some(s) = cached(4, row.get(20)) {
             r.output_token_source = s;
         }
@@ -491,13 +491,13 @@ fn read_requests(
             r.arrival_mode = s;
         }
         r.held_for_slot = int(row.get(22)).is_some_and(|i| i != 0);
-        r.in_flight_at_dispatch = real(row.get(23));
+        r.set_in_flight_at_dispatch(real(row.get(23)));
         if let Some(s) = cached(6, row.get(24)) {
             r.prompt_mode = s;
         }
         r.prompt_digest = cached(8, row.get(25)).map_or(Scalar::Null, Scalar::Str);
         r.prefix_group = int(row.get(26)).map_or(Scalar::Null, |i| Scalar::of(&Value::from(i)));
-        r.shared_prefix_tokens = real(row.get(27));
+        r.set_shared_prefix_tokens(real(row.get(27)));
         r.task = cached(7, row.get(28));
         let nulls = int(row.get(n - 2)).unwrap_or(0);
         if nulls & null_matters != 0 {
@@ -600,8 +600,8 @@ mod tests {
             data.requests[n - 1].x_request_id,
             Value::from(format!("x{}", n - 1))
         );
-        assert_eq!(data.requests[7].ttft_ms, None);
-        assert_eq!(data.requests[8].ttft_ms, Some(8.25));
+        assert_eq!(data.requests[7].ttft_ms(), None);
+        assert_eq!(data.requests[8].ttft_ms(), Some(8.25));
         assert!(data.requests.windows(2).all(|w| w[0].seq < w[1].seq));
     }
 

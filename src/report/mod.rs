@@ -251,7 +251,7 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
             let b: Vec<(i64, i64)> = reqs
                 .iter()
                 .filter(|r| r.is_ok())
-                .filter_map(|r| Some((r.started_at_ns?, r.ended_at_ns?)))
+                .filter_map(|r| Some((r.started_at_ns()?, r.ended_at_ns()?)))
                 .collect();
             crate::join::CaseWindow {
                 case_key: key.clone(),

@@ -43,7 +43,7 @@ pub fn evaluate_case(
         .iter()
         .zip(&judged)
         .filter(|(_, j)| j.verdict == Verdict::Met)
-        .map(|(r, _)| int_of(r.output_tokens))
+        .map(|(r, _)| int_of(r.output_tokens()))
         .sum();
     let reason = unmeasurable(policy, &judged);
     let seconds = pyjson::get(rate_interval, "seconds");

@@ -42,17 +42,17 @@ fn unknown(reason: &str) -> Measure {
 /// slo.md §7.1 and §7.2, before the plausibility check.
 fn raw_measure(req: &Request, key: CriterionKey, spans: &Spans) -> Measure {
     use CriterionKey::*;
-    let ttft = req.ttft_ms;
-    let e2e = req.e2e_latency_ms;
+    let ttft = req.ttft_ms();
+    let e2e = req.e2e_latency_ms();
     match key {
         ClientTtft => ttft.map_or_else(|| unknown("no_client_ttft"), Measure::Value),
-        ClientTtftFromIntended => match (ttft, req.dispatch_lag_ms) {
+        ClientTtftFromIntended => match (ttft, req.dispatch_lag_ms()) {
             (None, _) => unknown("no_client_ttft"),
             (Some(_), None) => unknown("no_dispatch_lag"),
             (Some(t), Some(lag)) => Measure::Value(t + lag),
         },
         ClientE2e => e2e.map_or_else(|| unknown("no_client_e2e"), Measure::Value),
-        ClientE2eFromIntended => match (req.intended_at_ns, req.ended_at_ns) {
+        ClientE2eFromIntended => match (req.intended_at_ns(), req.ended_at_ns()) {
             // Subtract exactly, then divide: the timestamps exceed 2^53.
             (Some(start), Some(end)) => {
                 Measure::Value((i128::from(end) - i128::from(start)) as f64 / 1_000_000.0)
@@ -65,7 +65,7 @@ fn raw_measure(req: &Request, key: CriterionKey, spans: &Spans) -> Measure {
             if req.output_token_source != "server_usage" {
                 return unknown("output_tokens_not_server_reported");
             }
-            let tokens = match req.output_tokens {
+            let tokens = match req.output_tokens() {
                 Some(n) if req.output_tokens_is_int => n,
                 _ => return unknown("no_output_tokens"),
             };
