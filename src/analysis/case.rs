@@ -43,7 +43,11 @@ fn min_of(values: &[f64]) -> Value {
 
 /// `number_values`: finite values, in order.
 fn nums(reqs: &[&Request], f: impl Fn(&Request) -> Option<f64>) -> Vec<f64> {
-    reqs.iter().filter_map(|r| finite(f(r))).collect()
+    // Sized once: collecting from a filter grows by doubling, which holds
+    // up to twice the values at the last growth.
+    let mut out = Vec::with_capacity(reqs.len());
+    out.extend(reqs.iter().filter_map(|r| finite(f(r))));
+    out
 }
 
 /// The run-wide inputs every case reads.
@@ -761,7 +765,7 @@ fn metric_block(
     f: usize,
 ) -> Value {
     {
-        let mut sorted = Vec::new();
+        let mut sorted = Vec::with_capacity(reqs.len());
         let mut missing = 0usize;
         for r in reqs.iter().filter(|r| r.is_ok()) {
             match value_of(r) {
