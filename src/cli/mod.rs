@@ -105,8 +105,11 @@ pub fn main() -> ExitCode {
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let stderr = std::io::stderr();
-    let mut err = stderr.lock();
+    // Not locked for the whole command (unlike stdout): other threads write
+    // to stderr too (the ingest progress bar is drawn by the reading thread),
+    // and would wait on the lock until the command ends while the command
+    // waits on them. Stderr is unbuffered, so each write locks it briefly.
+    let mut err = std::io::stderr();
     let exit = match commands::run(cli.command, &mut out, &mut err) {
         Ok(exit) => exit,
         Err(e) => {

@@ -3,6 +3,7 @@
 //! changes nothing; a killed ingest leaves a usable database; two ingests at
 //! once both land.
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use serde_json::Value;
 use stormlog::pyjson;
@@ -329,6 +330,60 @@ fn two_ingests_at_once_both_land() {
         let runs: Value = serde_json::from_slice(&runs.stdout).unwrap();
         assert_eq!(runs.as_array().unwrap().len(), 2);
     }
+}
+
+#[test]
+fn ingest_on_a_terminal_draws_its_progress_and_finishes() {
+    // The progress bar (a terminal, a file of 8 MB or more) is drawn by the
+    // reading thread; it once waited forever on the stderr lock the command
+    // held. `script` gives the command a terminal; without it there is none.
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("no `script` here: no terminal to test the progress bar on");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // The large case padded past 8 MB with blank lines (which readers skip).
+    let mut text = std::fs::read_to_string(fixtures().join("cases/large/artifact.jsonl")).unwrap();
+    while text.len() < 9 << 20 {
+        text.push_str(" \n");
+    }
+    let artifact = tmp.path().join("padded.jsonl");
+    std::fs::write(&artifact, text).unwrap();
+    let db = tmp.path().join("tty.db");
+    let line = format!(
+        "{} ingest --db {} {}",
+        env!("CARGO_BIN_EXE_stormlog"),
+        db.display(),
+        artifact.display()
+    );
+    let mut child = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("ingest on a terminal did not finish in 120 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let out = child.wait_with_output().unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(status.success(), "{shown}");
+    assert!(shown.contains("artifact ingested: run large"), "{shown}");
+    let runs = run_in(
+        tmp.path(),
+        &["runs", "--db", db.to_str().unwrap(), "--format", "json"],
+    );
+    let runs: Value = serde_json::from_slice(&runs.stdout).unwrap();
+    assert_eq!(runs[0]["run_id"], "large", "{runs}");
 }
 
 #[test]
