@@ -19,6 +19,14 @@ pub fn utf8_message(bytes: &[u8], err: &std::str::Utf8Error, offset: u64) -> Str
     format!("'utf-8' codec can't decode byte 0x{byte:02x} in position {pos}: {reason}")
 }
 
+/// Where a line's bytes came from: their offset in the file and the
+/// terminators taken off them.
+struct Raw {
+    offset: u64,
+    skip_lf: bool,
+    end: &'static [u8],
+}
+
 /// A streaming line reader that also hashes and counts what it reads.
 pub struct Lines<R> {
     inner: R,
@@ -77,11 +85,6 @@ impl<R: BufRead> Lines<R> {
                 h.update(&self.buf);
             }
             self.bytes_read += n as u64;
-            if self.utf8_error.is_none() {
-                if let Err(e) = std::str::from_utf8(&self.buf) {
-                    self.utf8_error = Some(utf8_message(&self.buf, &e, offset));
-                }
-            }
             // The next line is likely as long as this one: one allocation each.
             let mut chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(n + n / 4 + 16));
             // A `\r\n` split across two reads: the `\r` ended the previous line already.
@@ -93,18 +96,35 @@ impl<R: BufRead> Lines<R> {
                     continue;
                 }
             }
+            let mut end: &[u8] = b"";
             if chunk.last() == Some(&b'\n') {
                 chunk.pop();
+                end = b"\n";
                 if chunk.last() == Some(&b'\r') {
                     chunk.pop();
+                    end = b"\r\n";
                 }
             }
+            let raw = Raw {
+                offset,
+                skip_lf,
+                end,
+            };
             if !chunk.contains(&b'\r') {
                 self.line_no += 1;
-                let text = self.to_text(chunk);
-                return Ok(Some(text));
+                // Validated once, as the line's text; only an invalid line
+                // is looked at again, as the bytes read, for the message.
+                return Ok(Some(match String::from_utf8(chunk) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        let bytes = e.into_bytes();
+                        self.note_utf8_error(&raw, &bytes);
+                        String::from_utf8_lossy(&bytes).into_owned()
+                    }
+                }));
             }
             // Lone carriage returns end lines too.
+            self.note_utf8_error(&raw, &chunk);
             let ends_with_cr = chunk.last() == Some(&b'\r');
             let mut parts: Vec<Vec<u8>> =
                 chunk.split(|b| *b == b'\r').map(<[u8]>::to_vec).collect();
@@ -113,6 +133,24 @@ impl<R: BufRead> Lines<R> {
                 self.ended_with_cr = true;
             }
             self.pending.extend(parts);
+        }
+    }
+
+    /// Records the first invalid UTF-8 of the file, with Python's message:
+    /// it is found in the bytes as read (the line's terminators included,
+    /// since they decide between a bad continuation and an unexpected end).
+    fn note_utf8_error(&mut self, raw: &Raw, line: &[u8]) {
+        if self.utf8_error.is_some() {
+            return;
+        }
+        let mut read = Vec::with_capacity(line.len() + 3);
+        if raw.skip_lf {
+            read.push(b'\n');
+        }
+        read.extend_from_slice(line);
+        read.extend_from_slice(raw.end);
+        if let Err(e) = std::str::from_utf8(&read) {
+            self.utf8_error = Some(utf8_message(&read, &e, raw.offset));
         }
     }
 
@@ -153,6 +191,45 @@ mod tests {
             l.utf8_error.as_deref(),
             Some("'utf-8' codec can't decode byte 0xff in position 1: invalid start byte")
         );
+    }
+
+    /// Every line of `bytes` (read a few bytes at a time) and the first
+    /// UTF-8 error message.
+    fn lossy(bytes: &[u8], capacity: usize) -> (Vec<String>, Option<String>) {
+        let mut l = Lines::new(std::io::BufReader::with_capacity(capacity, bytes));
+        let mut out = vec![];
+        while let Some(s) = l.next_line().unwrap() {
+            out.push(s);
+        }
+        (out, l.utf8_error)
+    }
+
+    #[test]
+    fn utf8_errors_name_the_file_position_of_the_first_one() {
+        let msg = |pos: u32, byte: &str, reason: &str| {
+            Some(format!(
+                "'utf-8' codec can't decode byte 0x{byte} in position {pos}: {reason}"
+            ))
+        };
+        for capacity in [2, 3, 64] {
+            // A sequence cut by the line's end is a bad continuation (Python
+            // sees the newline after it); cut by the file's end, an unexpected end.
+            let (lines, err) = lossy(b"ok\n{\xe2\x82}\n{\xe2\x82\n", capacity);
+            assert_eq!(lines, ["ok", "{\u{fffd}}", "{\u{fffd}"]);
+            assert_eq!(err, msg(4, "e2", "invalid continuation byte"));
+            let (lines, err) = lossy(b"ab\r\n\xe2\x82", capacity);
+            assert_eq!(lines, ["ab", "\u{fffd}"]);
+            assert_eq!(err, msg(4, "e2", "unexpected end of data"));
+            // Only the first error is kept; lone carriage returns end lines too.
+            let (lines, err) = lossy(b"a\rb\xffc\rd\n\x80\n", capacity);
+            assert_eq!(lines, ["a", "b\u{fffd}c", "d", "\u{fffd}"]);
+            assert_eq!(err, msg(3, "ff", "invalid start byte"));
+            let (lines, err) = lossy(b"x\r\n\xc3\xa9\xc3\r\n", capacity);
+            assert_eq!(lines, ["x", "\u{e9}\u{fffd}"]);
+            assert_eq!(err, msg(5, "c3", "invalid continuation byte"));
+            let (_, err) = lossy("é\r\nü\n".as_bytes(), capacity);
+            assert_eq!(err, None);
+        }
     }
 
     #[test]
