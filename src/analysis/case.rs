@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use serde_json::{json, Map, Value};
 
 use super::schedule;
-use super::stats::{percentile_sorted, sort_floats};
+use super::stats::{percentile_sorted, percentiles, sort_floats};
 use super::sufficiency;
 use crate::model::request::{finite, int_of};
 use crate::model::{Request, RunData, SystemSample};
@@ -22,15 +22,10 @@ pub fn fnum(v: Option<f64>) -> Value {
     }
 }
 
-/// A copy sorted ascending (percentiles of one list are taken from one sort).
-fn sorted(mut values: Vec<f64>) -> Vec<f64> {
-    sort_floats(&mut values);
-    values
-}
-
-/// Percentile `p` (0-100) of an ascending list.
-fn pct(sorted: &[f64], p: u32) -> Value {
-    fnum(percentile_sorted(sorted, f64::from(p) / 100.0))
+/// Percentiles `ps` (0-100) of values in any order.
+fn pcts<const N: usize>(values: &[f64], ps: [u32; N]) -> [Value; N] {
+    let got = percentiles(values, &ps.map(|p| f64::from(p) / 100.0));
+    std::array::from_fn(|i| fnum(got[i]))
 }
 
 fn max_of(values: &[f64]) -> Value {
@@ -496,23 +491,23 @@ pub fn request_figures(
     out: &mut Map<String, Value>,
 ) {
     let ok: Vec<&Request> = reqs.iter().copied().filter(|r| r.is_ok()).collect();
-    let e2e = sorted(nums(&ok, |r| r.e2e_latency_ms()));
-    let ttft = sorted(nums(&ok, |r| r.ttft_ms()));
-    let first = sorted(nums(&ok, |r| r.first_chunk_latency_ms()));
-    let from_intended: Vec<f64> = sorted(
-        ok.iter()
-            .filter_map(|r| Some((r.ended_at_ns()? - r.intended_at_ns()?) as f64 / 1_000_000.0))
-            .collect::<Vec<f64>>(),
-    );
+    let [e2e_p50, e2e_p95, e2e_p99] = pcts(&nums(&ok, |r| r.e2e_latency_ms()), [50, 95, 99]);
+    let [ttft_p50, ttft_p95, ttft_p99] = pcts(&nums(&ok, |r| r.ttft_ms()), [50, 95, 99]);
+    let [first_p50, first_p95] = pcts(&nums(&ok, |r| r.first_chunk_latency_ms()), [50, 95]);
+    let from_intended: Vec<f64> = ok
+        .iter()
+        .filter_map(|r| Some((r.ended_at_ns()? - r.intended_at_ns()?) as f64 / 1_000_000.0))
+        .collect();
+    let [fi_p50, fi_p95, fi_p99] = pcts(&from_intended, [50, 95, 99]);
     out.insert("request_count".into(), json!(ok.len()));
     out.insert(
         "latency_ms".into(),
         json!({
-            "e2e_p50": pct(&e2e, 50), "e2e_p95": pct(&e2e, 95), "e2e_p99": pct(&e2e, 99),
-            "e2e_from_intended_p50": pct(&from_intended, 50), "e2e_from_intended_p95": pct(&from_intended, 95),
-            "e2e_from_intended_p99": pct(&from_intended, 99),
-            "ttft_p50": pct(&ttft, 50), "ttft_p95": pct(&ttft, 95), "ttft_p99": pct(&ttft, 99),
-            "first_chunk_p50": pct(&first, 50), "first_chunk_p95": pct(&first, 95),
+            "e2e_p50": e2e_p50, "e2e_p95": e2e_p95, "e2e_p99": e2e_p99,
+            "e2e_from_intended_p50": fi_p50, "e2e_from_intended_p95": fi_p95,
+            "e2e_from_intended_p99": fi_p99,
+            "ttft_p50": ttft_p50, "ttft_p95": ttft_p95, "ttft_p99": ttft_p99,
+            "first_chunk_p50": first_p50, "first_chunk_p95": first_p95,
         }),
     );
     let out_tokens: i64 = ok.iter().map(|r| int_of(r.output_tokens())).sum();
@@ -603,7 +598,8 @@ pub fn arrivals(reqs: &[&Request], window: Option<&Value>) -> Value {
             Value::Null
         }
     };
-    let lag = sorted(nums(reqs, |r| r.dispatch_lag_ms()));
+    let lag = nums(reqs, |r| r.dispatch_lag_ms());
+    let [lag_p50, lag_p95] = pcts(&lag, [50, 95]);
     let (window_s, drain_s) = match window {
         Some(wn) => match (
             ns_of(pyjson::get(wn, "started_at_ns")),
@@ -622,7 +618,7 @@ pub fn arrivals(reqs: &[&Request], window: Option<&Value>) -> Value {
         "mode": mode, "offered": reqs.len(), "sent": reqs.len() - dropped,
         "completed": reqs.iter().filter(|r| r.is_ok()).count(), "dropped": dropped, "failed": failed,
         "held_for_slot": held, "peak_in_flight": peak, "offered_rate_per_second": offered_rate,
-        "dispatch_lag_ms": {"p50": pct(&lag, 50), "p95": pct(&lag, 95), "max": max_of(&lag)},
+        "dispatch_lag_ms": {"p50": lag_p50, "p95": lag_p95, "max": max_of(&lag)},
         "window_seconds": window_s, "drain_seconds": drain_s,
     })
 }
@@ -666,8 +662,8 @@ pub fn prompts(reqs: &[&Request], window: Option<&Value>) -> Value {
 pub fn lengths(reqs: &[&Request]) -> Value {
     let ok: Vec<&Request> = reqs.iter().copied().filter(|r| r.is_ok()).collect();
     let d = |v: Vec<f64>| {
-        let v = sorted(v);
-        json!({"min": min_of(&v), "p50": pct(&v, 50), "p95": pct(&v, 95), "max": max_of(&v)})
+        let [p50, p95] = pcts(&v, [50, 95]);
+        json!({"min": min_of(&v), "p50": p50, "p95": p95, "max": max_of(&v)})
     };
     json!({"prompt_tokens": d(nums(&ok, |r| r.prompt_tokens())), "output_tokens": d(nums(&ok, |r| r.output_tokens()))})
 }
@@ -712,7 +708,8 @@ pub fn streaming(reqs: &[&Request]) -> Value {
         .iter()
         .flat_map(|r| r.chunk_gaps.iter().copied().filter(|g| g.is_finite()))
         .collect();
-    let (chunks, gaps) = (sorted(chunks), sorted(gaps));
+    let [chunks_p50, chunks_p95] = pcts(&chunks, [50, 95]);
+    let [gaps_p50, gaps_p95] = pcts(&gaps, [50, 95]);
     let usage: Vec<&&Request> = streamed
         .iter()
         .filter(|r| r.output_token_source == "server_usage")
@@ -726,8 +723,8 @@ pub fn streaming(reqs: &[&Request]) -> Value {
     };
     json!({
         "granularity": "chunk", "responses": streamed.len(),
-        "content_chunks_per_response": {"p50": pct(&chunks, 50), "p95": pct(&chunks, 95), "max": max_of(&chunks)},
-        "chunk_interarrival_ms": {"p50": pct(&gaps, 50), "p95": pct(&gaps, 95), "max": max_of(&gaps), "n": gaps.len()},
+        "content_chunks_per_response": {"p50": chunks_p50, "p95": chunks_p95, "max": max_of(&chunks)},
+        "chunk_interarrival_ms": {"p50": gaps_p50, "p95": gaps_p95, "max": max_of(&gaps), "n": gaps.len()},
         "mean_tokens_per_chunk": mean_tokens,
         "note": "chunk-level timing: a streamed chunk can carry several tokens, so these are not inter-token latencies",
     })
@@ -863,10 +860,10 @@ fn unsuccessful_block(reqs: &[&Request], out: Map<String, Value>) -> Value {
                 None => missing += 1,
             }
         }
-        let elapsed = sorted(elapsed);
+        let [p50] = pcts(&elapsed, [50]);
         unsucc.insert(
             status,
-            json!({"count": rs.len(), "elapsed_ms": {"min": min_of(&elapsed), "p50": pct(&elapsed, 50), "max": max_of(&elapsed)},
+            json!({"count": rs.len(), "elapsed_ms": {"min": min_of(&elapsed), "p50": p50, "max": max_of(&elapsed)},
                    "elapsed_missing": missing}),
         );
     }

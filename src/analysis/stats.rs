@@ -47,24 +47,62 @@ pub fn quantile(values: &[f64], p: f64) -> Option<f64> {
 /// request's values, and sorting order-preserving integer keys compares
 /// without the per-comparison bit twiddling of `total_cmp`.
 pub fn sort_floats(values: &mut [f64]) {
-    // The key of total_cmp as an unsigned integer: a negative float has all
-    // its bits flipped (larger magnitudes come first), a positive one only
-    // its sign bit (so it comes after every negative).
-    const SIGN: u64 = 1 << 63;
-    let key = |x: f64| {
-        let b = x.to_bits();
-        if b & SIGN != 0 {
-            !b
-        } else {
-            b | SIGN
-        }
-    };
-    let float = |k: u64| f64::from_bits(if k & SIGN != 0 { k ^ SIGN } else { !k });
-    let mut keys: Vec<u64> = values.iter().map(|x| key(*x)).collect();
+    let mut keys: Vec<u64> = values.iter().map(|x| order_key(*x)).collect();
     keys.sort_unstable();
     for (v, k) in values.iter_mut().zip(&keys) {
-        *v = float(*k);
+        *v = of_order_key(*k);
     }
+}
+
+/// Percentiles of `values` (in any order) at `levels`, each exactly what
+/// [`percentile_sorted`] gives on the sorted values. Only the order
+/// statistics the levels interpolate between are found, by selection: a few
+/// levels of a long list cost a fraction of sorting it.
+pub fn percentiles(values: &[f64], levels: &[f64]) -> Vec<Option<f64>> {
+    match values {
+        [] => return vec![None; levels.len()],
+        [only] => return vec![Some(*only); levels.len()],
+        _ => {}
+    }
+    let spots: Vec<Option<Spot>> = levels.iter().map(|l| spot(values.len(), *l)).collect();
+    let mut ranks: Vec<usize> = spots
+        .iter()
+        .flatten()
+        .flat_map(|s| [s.lower, s.upper])
+        .collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    let mut keys: Vec<u64> = values.iter().map(|x| order_key(*x)).collect();
+    // Ascending ranks: each selection leaves everything after its rank no
+    // smaller, so the next one looks only there.
+    let mut start = 0;
+    for &rank in &ranks {
+        keys[start..].select_nth_unstable(rank - start);
+        start = rank + 1;
+    }
+    let at = |i: usize| of_order_key(keys[i]);
+    spots
+        .iter()
+        .map(|s| s.as_ref().map(|s| s.between(at(s.lower), at(s.upper))))
+        .collect()
+}
+
+/// The key of `f64::total_cmp` as an unsigned integer: a negative float has
+/// all its bits flipped (larger magnitudes come first), a positive one only
+/// its sign bit (so it comes after every negative).
+fn order_key(x: f64) -> u64 {
+    const SIGN: u64 = 1 << 63;
+    let b = x.to_bits();
+    if b & SIGN != 0 {
+        !b
+    } else {
+        b | SIGN
+    }
+}
+
+fn of_order_key(k: u64) -> f64 {
+    const SIGN: u64 = 1 << 63;
+    f64::from_bits(if k & SIGN != 0 { k ^ SIGN } else { !k })
 }
 
 /// Python's `round(x)` for a float: nearest integer, ties to even.
@@ -73,17 +111,38 @@ pub fn round_half_even(x: f64) -> f64 {
 }
 
 fn interpolate(sorted: &[f64], level: f64) -> Option<f64> {
-    if sorted.is_empty() || !(0.0..=1.0).contains(&level) {
+    let s = spot(sorted.len(), level)?;
+    Some(s.between(sorted[s.lower], sorted[s.upper]))
+}
+
+/// Where a level falls among `len` sorted values: the two ranks around it
+/// and the weight of the upper one.
+struct Spot {
+    lower: usize,
+    upper: usize,
+    weight: f64,
+}
+
+fn spot(len: usize, level: f64) -> Option<Spot> {
+    if len == 0 || !(0.0..=1.0).contains(&level) {
         return None;
     }
-    let last = sorted.len() - 1;
+    let last = len - 1;
     let rank = level * last as f64;
     // `rank` is in [0, last], so truncation is Python's `int(rank)`.
     let lower = (rank as usize).min(last);
-    let upper = (lower + 1).min(last);
-    let weight = rank - lower as f64;
-    // §0.2: exactly `a*(1-w) + b*w`, in this order, for bit-identical output.
-    Some(sorted[lower] * (1.0 - weight) + sorted[upper] * weight)
+    Some(Spot {
+        lower,
+        upper: (lower + 1).min(last),
+        weight: rank - lower as f64,
+    })
+}
+
+impl Spot {
+    /// §0.2: exactly `a*(1-w) + b*w`, in this order, for bit-identical output.
+    fn between(&self, a: f64, b: f64) -> f64 {
+        a * (1.0 - self.weight) + b * self.weight
+    }
 }
 
 #[cfg(test)]
@@ -137,6 +196,45 @@ mod tests {
             sort_floats(&mut v);
             let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&v), bits(&want), "{n} values");
+        }
+    }
+
+    #[test]
+    fn selected_percentiles_equal_those_of_the_sorted_values() {
+        let mut next = noise(42);
+        let levels = [
+            0.5,
+            0.95,
+            0.99,
+            0.0,
+            1.0,
+            0.9,
+            0.5,
+            -0.1,
+            1.5,
+            f64::NAN,
+            0.123_456,
+        ];
+        for n in [0, 1, 2, 3, 7, 100, 1001, 30_000] {
+            let values: Vec<f64> = (0..n)
+                .map(|i| match next() % 5 {
+                    0 => f64::from_bits(next()),
+                    1 => (next() % 50) as f64 / 4.0,
+                    2 => [0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, 1e-300][i % 5],
+                    _ => (next() % 1_000_000) as f64 * 1e-3 - 100.0,
+                })
+                .collect();
+            let mut sorted = values.clone();
+            sorted.sort_unstable_by(f64::total_cmp);
+            let want: Vec<Option<u64>> = levels
+                .iter()
+                .map(|l| percentile_sorted(&sorted, *l).map(f64::to_bits))
+                .collect();
+            let got: Vec<Option<u64>> = percentiles(&values, &levels)
+                .into_iter()
+                .map(|v| v.map(f64::to_bits))
+                .collect();
+            assert_eq!(got, want, "{n} values");
         }
     }
 
