@@ -43,8 +43,8 @@ pub fn quantile(values: &[f64], p: f64) -> Option<f64> {
 
 /// Sorts floats ascending in `f64::total_cmp` order (-NaN < -inf < ... <
 /// -0.0 < +0.0 < ... < +inf < NaN), as `sort_unstable_by(f64::total_cmp)`
-/// would, in about half its time: a report sorts a dozen lists of every
-/// request's values, and sorting order-preserving integer keys compares
+/// would, in about half its time: the latency block sorts every request's
+/// value of each metric, and sorting order-preserving integer keys compares
 /// without the per-comparison bit twiddling of `total_cmp`.
 pub fn sort_floats(values: &mut [f64]) {
     let mut keys: Vec<u64> = values.iter().map(|x| order_key(*x)).collect();
@@ -87,11 +87,12 @@ pub fn percentiles(values: &[f64], levels: &[f64]) -> Vec<Option<f64>> {
         .collect()
 }
 
+const SIGN: u64 = 1 << 63;
+
 /// The key of `f64::total_cmp` as an unsigned integer: a negative float has
 /// all its bits flipped (larger magnitudes come first), a positive one only
 /// its sign bit (so it comes after every negative).
 fn order_key(x: f64) -> u64 {
-    const SIGN: u64 = 1 << 63;
     let b = x.to_bits();
     if b & SIGN != 0 {
         !b
@@ -101,7 +102,6 @@ fn order_key(x: f64) -> u64 {
 }
 
 fn of_order_key(k: u64) -> f64 {
-    const SIGN: u64 = 1 << 63;
     f64::from_bits(if k & SIGN != 0 { k ^ SIGN } else { !k })
 }
 
