@@ -20,12 +20,11 @@ use std::ptr;
 use rusqlite::types::ValueRef;
 use rusqlite::{ffi, Connection};
 
-/// One prepared statement of a connection, run with borrowed values.
-pub struct Insert<'c> {
+/// A prepared statement, finalized when dropped; the handle of its
+/// connection comes along for error messages.
+struct Statement {
     db: *mut ffi::sqlite3,
     stmt: *mut ffi::sqlite3_stmt,
-    params: usize,
-    _conn: PhantomData<&'c Connection>,
 }
 
 /// The connection's error for result code `rc`.
@@ -44,49 +43,105 @@ fn misuse(message: String) -> rusqlite::Error {
     rusqlite::Error::SqliteFailure(ffi::Error::new(ffi::SQLITE_MISUSE), Some(message))
 }
 
-/// Prepares `sql` (one statement) on `conn`: the connection's handle and the
-/// new statement, which the caller finalizes.
-fn prepare(
-    conn: &Connection,
-    sql: &str,
-) -> rusqlite::Result<(*mut ffi::sqlite3, *mut ffi::sqlite3_stmt)> {
-    let len = c_int::try_from(sql.len()).map_err(|_| misuse("statement too long".into()))?;
-    // SAFETY: the handle is only used while `conn` is borrowed (the callers
-    // keep that borrow for the statement's life), on the thread that holds it
-    // (Connection is !Sync).
-    let db = unsafe { conn.handle() };
-    let mut stmt = ptr::null_mut();
-    // SAFETY: `sql` is valid for `len` bytes; SQLite writes the new statement
-    // (or null) to `stmt`.
-    let rc = unsafe {
-        ffi::sqlite3_prepare_v3(
-            db,
-            sql.as_ptr().cast(),
-            len,
-            ffi::SQLITE_PREPARE_PERSISTENT as c_uint,
-            &mut stmt,
-            ptr::null_mut(),
-        )
-    };
-    if rc != ffi::SQLITE_OK {
-        return Err(error(db, rc));
+impl Statement {
+    /// Prepares `sql` (one statement) on `conn`. The callers keep `conn`
+    /// borrowed for the statement's life.
+    fn prepare(conn: &Connection, sql: &str) -> rusqlite::Result<Self> {
+        let len = c_int::try_from(sql.len()).map_err(|_| misuse("statement too long".into()))?;
+        // SAFETY: the handle is only used while `conn` is borrowed, on the
+        // thread that holds it (Connection is !Sync).
+        let db = unsafe { conn.handle() };
+        let mut stmt = ptr::null_mut();
+        // SAFETY: `sql` is valid for `len` bytes; SQLite writes the new statement
+        // (or null) to `stmt`.
+        let rc = unsafe {
+            ffi::sqlite3_prepare_v3(
+                db,
+                sql.as_ptr().cast(),
+                len,
+                ffi::SQLITE_PREPARE_PERSISTENT as c_uint,
+                &mut stmt,
+                ptr::null_mut(),
+            )
+        };
+        if rc != ffi::SQLITE_OK {
+            return Err(error(db, rc));
+        }
+        if stmt.is_null() {
+            return Err(misuse("empty statement".into()));
+        }
+        Ok(Statement { db, stmt })
     }
-    if stmt.is_null() {
-        return Err(misuse("empty statement".into()));
+
+    fn params(&self) -> usize {
+        // SAFETY: `stmt` is live.
+        unsafe { ffi::sqlite3_bind_parameter_count(self.stmt) as usize }
     }
-    Ok((db, stmt))
+
+    /// Binds `v` to parameter `i` (from 1). Text and blobs are copied by
+    /// SQLite when `copy` is set.
+    ///
+    /// # Safety
+    /// Unless `copy` is set, the bytes of a text or blob must stay valid
+    /// until the statement has been stepped for the last time with this
+    /// binding (every parameter is bound again before any later step).
+    unsafe fn bind(&self, i: c_int, v: ValueRef<'_>, copy: bool) -> rusqlite::Result<()> {
+        let keep = if copy {
+            ffi::SQLITE_TRANSIENT()
+        } else {
+            ffi::SQLITE_STATIC()
+        };
+        // SAFETY: `stmt` is live; SQLite checks `i`; the bytes' life is the
+        // caller's promise above (or SQLite copies them).
+        let rc = unsafe {
+            match v {
+                ValueRef::Null => ffi::sqlite3_bind_null(self.stmt, i),
+                ValueRef::Integer(x) => ffi::sqlite3_bind_int64(self.stmt, i, x),
+                ValueRef::Real(x) => ffi::sqlite3_bind_double(self.stmt, i, x),
+                ValueRef::Text(t) => ffi::sqlite3_bind_text64(
+                    self.stmt,
+                    i,
+                    t.as_ptr().cast(),
+                    t.len() as u64,
+                    keep,
+                    ffi::SQLITE_UTF8 as u8,
+                ),
+                ValueRef::Blob(b) => {
+                    ffi::sqlite3_bind_blob64(self.stmt, i, b.as_ptr().cast(), b.len() as u64, keep)
+                }
+            }
+        };
+        if rc != ffi::SQLITE_OK {
+            return Err(error(self.db, rc));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Statement {
+    fn drop(&mut self) {
+        // SAFETY: `stmt` came from sqlite3_prepare_v3 and is finalized once;
+        // nothing borrowed from it (rows) outlives its owner.
+        unsafe {
+            ffi::sqlite3_finalize(self.stmt);
+        }
+    }
+}
+
+/// One prepared statement of a connection, run with borrowed values.
+pub struct Insert<'c> {
+    st: Statement,
+    params: usize,
+    _conn: PhantomData<&'c Connection>,
 }
 
 impl<'c> Insert<'c> {
     /// Prepares `sql` (one statement) on `conn`.
     pub fn prepare(conn: &'c Connection, sql: &str) -> rusqlite::Result<Self> {
-        let (db, stmt) = prepare(conn, sql)?;
-        // SAFETY: `stmt` was just prepared.
-        let params = unsafe { ffi::sqlite3_bind_parameter_count(stmt) } as usize;
+        let st = Statement::prepare(conn, sql)?;
         Ok(Insert {
-            db,
-            stmt,
-            params,
+            params: st.params(),
+            st,
             _conn: PhantomData,
         })
     }
@@ -103,69 +158,35 @@ impl<'c> Insert<'c> {
             if n > self.params {
                 break;
             }
-            let i = n as c_int;
-            // SAFETY: `stmt` is live and `i` is a parameter index. Text and blobs
-            // are bound SQLITE_STATIC: they are read only by the step below,
-            // while `values` still borrows them; a later step rebinds all
-            // parameters first (the count is checked before stepping).
-            let rc = unsafe {
-                match v {
-                    ValueRef::Null => ffi::sqlite3_bind_null(self.stmt, i),
-                    ValueRef::Integer(x) => ffi::sqlite3_bind_int64(self.stmt, i, x),
-                    ValueRef::Real(x) => ffi::sqlite3_bind_double(self.stmt, i, x),
-                    ValueRef::Text(t) => ffi::sqlite3_bind_text64(
-                        self.stmt,
-                        i,
-                        t.as_ptr().cast(),
-                        t.len() as u64,
-                        ffi::SQLITE_STATIC(),
-                        ffi::SQLITE_UTF8 as u8,
-                    ),
-                    ValueRef::Blob(b) => ffi::sqlite3_bind_blob64(
-                        self.stmt,
-                        i,
-                        b.as_ptr().cast(),
-                        b.len() as u64,
-                        ffi::SQLITE_STATIC(),
-                    ),
-                }
-            };
-            if rc != ffi::SQLITE_OK {
-                return Err(error(self.db, rc));
-            }
+            // SAFETY: bound in place (not copied): the values are read only by
+            // the step below, while `values` still borrows them; a later step
+            // rebinds all parameters first (the count is checked before
+            // stepping).
+            unsafe { self.st.bind(n as c_int, v, false)? };
         }
         if n != self.params {
             return Err(misuse(format!("{n} values for {} parameters", self.params)));
         }
+        let stmt = self.st.stmt;
         // SAFETY: every parameter is bound to a value that outlives this call.
-        let rc = unsafe { ffi::sqlite3_step(self.stmt) };
+        let rc = unsafe { ffi::sqlite3_step(stmt) };
         // SAFETY: as above; reset keeps the bindings, which are never read again
         // before they are replaced.
-        let reset = unsafe { ffi::sqlite3_reset(self.stmt) };
+        let reset = unsafe { ffi::sqlite3_reset(stmt) };
         match rc {
             ffi::SQLITE_DONE => Ok(()),
             ffi::SQLITE_ROW => Err(misuse("an insert returned a row".into())),
             _ => Err(error(
-                self.db,
+                self.st.db,
                 if reset != ffi::SQLITE_OK { reset } else { rc },
             )),
         }
     }
 }
 
-impl Drop for Insert<'_> {
-    fn drop(&mut self) {
-        // SAFETY: `stmt` came from sqlite3_prepare_v3 and is finalized once.
-        unsafe {
-            ffi::sqlite3_finalize(self.stmt);
-        }
-    }
-}
-
 /// A prepared query, read row by row.
 pub struct Select<'c> {
-    db: *mut ffi::sqlite3,
-    stmt: *mut ffi::sqlite3_stmt,
+    st: Statement,
     columns: usize,
     _conn: PhantomData<&'c Connection>,
 }
@@ -185,16 +206,8 @@ impl<'c> Select<'c> {
         sql: &str,
         params: &[(&str, ValueRef<'_>)],
     ) -> rusqlite::Result<Self> {
-        let (db, stmt) = prepare(conn, sql)?;
-        let select = Select {
-            db,
-            stmt,
-            // SAFETY: `stmt` was just prepared.
-            columns: unsafe { ffi::sqlite3_column_count(stmt) } as usize,
-            _conn: PhantomData,
-        };
-        // SAFETY: `stmt` is live.
-        let wanted = unsafe { ffi::sqlite3_bind_parameter_count(stmt) } as usize;
+        let st = Statement::prepare(conn, sql)?;
+        let wanted = st.params();
         if wanted != params.len() {
             return Err(misuse(format!(
                 "{} values for {wanted} parameters",
@@ -205,40 +218,19 @@ impl<'c> Select<'c> {
             let cname = std::ffi::CString::new(*name)
                 .map_err(|_| misuse(format!("bad parameter name {name}")))?;
             // SAFETY: `stmt` is live and `cname` a NUL-terminated string.
-            let i = unsafe { ffi::sqlite3_bind_parameter_index(stmt, cname.as_ptr()) };
+            let i = unsafe { ffi::sqlite3_bind_parameter_index(st.stmt, cname.as_ptr()) };
             if i == 0 {
                 return Err(misuse(format!("no parameter {name}")));
             }
-            // SAFETY: `i` is a parameter of `stmt`. Text and blobs are bound
-            // SQLITE_TRANSIENT: SQLite copies them, so they need not outlive
-            // this call.
-            let rc = unsafe {
-                match *v {
-                    ValueRef::Null => ffi::sqlite3_bind_null(stmt, i),
-                    ValueRef::Integer(x) => ffi::sqlite3_bind_int64(stmt, i, x),
-                    ValueRef::Real(x) => ffi::sqlite3_bind_double(stmt, i, x),
-                    ValueRef::Text(t) => ffi::sqlite3_bind_text64(
-                        stmt,
-                        i,
-                        t.as_ptr().cast(),
-                        t.len() as u64,
-                        ffi::SQLITE_TRANSIENT(),
-                        ffi::SQLITE_UTF8 as u8,
-                    ),
-                    ValueRef::Blob(b) => ffi::sqlite3_bind_blob64(
-                        stmt,
-                        i,
-                        b.as_ptr().cast(),
-                        b.len() as u64,
-                        ffi::SQLITE_TRANSIENT(),
-                    ),
-                }
-            };
-            if rc != ffi::SQLITE_OK {
-                return Err(error(db, rc));
-            }
+            // SAFETY: copied by SQLite, so `v` need not outlive this call.
+            unsafe { st.bind(i, *v, true)? };
         }
-        Ok(select)
+        Ok(Select {
+            // SAFETY: `stmt` is live.
+            columns: unsafe { ffi::sqlite3_column_count(st.stmt) } as usize,
+            st,
+            _conn: PhantomData,
+        })
     }
 
     /// How many columns each row has.
@@ -249,14 +241,14 @@ impl<'c> Select<'c> {
     /// Steps to the next row (None after the last one).
     pub fn step(&mut self) -> rusqlite::Result<Option<Row<'_>>> {
         // SAFETY: `stmt` is live with every parameter bound.
-        match unsafe { ffi::sqlite3_step(self.stmt) } {
+        match unsafe { ffi::sqlite3_step(self.st.stmt) } {
             ffi::SQLITE_ROW => Ok(Some(Row {
-                stmt: self.stmt,
+                stmt: self.st.stmt,
                 columns: self.columns,
                 _select: PhantomData,
             })),
             ffi::SQLITE_DONE => Ok(None),
-            rc => Err(error(self.db, rc)),
+            rc => Err(error(self.st.db, rc)),
         }
     }
 }
@@ -308,16 +300,6 @@ impl Row<'_> {
                 }
                 _ => ValueRef::Null,
             }
-        }
-    }
-}
-
-impl Drop for Select<'_> {
-    fn drop(&mut self) {
-        // SAFETY: `stmt` came from sqlite3_prepare_v3 and is finalized once;
-        // no row outlives it (rows borrow the select).
-        unsafe {
-            ffi::sqlite3_finalize(self.stmt);
         }
     }
 }
