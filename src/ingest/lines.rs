@@ -73,7 +73,7 @@ impl<R: BufRead> Lines<R> {
         loop {
             if let Some(piece) = self.pending.pop_front() {
                 self.line_no += 1;
-                return Ok(Some(self.to_text(piece)));
+                return Ok(Some(self.text_of(piece, None)));
             }
             self.buf.clear();
             let n = self.inner.read_until(b'\n', &mut self.buf)?;
@@ -112,16 +112,7 @@ impl<R: BufRead> Lines<R> {
             };
             if !chunk.contains(&b'\r') {
                 self.line_no += 1;
-                // Validated once, as the line's text; only an invalid line
-                // is looked at again, as the bytes read, for the message.
-                return Ok(Some(match String::from_utf8(chunk) {
-                    Ok(s) => s,
-                    Err(e) => {
-                        let bytes = e.into_bytes();
-                        self.note_utf8_error(&raw, &bytes);
-                        String::from_utf8_lossy(&bytes).into_owned()
-                    }
-                }));
+                return Ok(Some(self.text_of(chunk, Some(&raw))));
             }
             // Lone carriage returns end lines too.
             self.note_utf8_error(&raw, &chunk);
@@ -154,10 +145,18 @@ impl<R: BufRead> Lines<R> {
         }
     }
 
-    fn to_text(&self, bytes: Vec<u8>) -> String {
+    /// The line as text, lossily where it is not UTF-8. A line validated
+    /// here only (`read_as` given: no piece of a split line, whose bytes were
+    /// looked at already) records an invalid one as the bytes read.
+    fn text_of(&mut self, bytes: Vec<u8>, read_as: Option<&Raw>) -> String {
         match String::from_utf8(bytes) {
             Ok(s) => s,
-            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+            Err(e) => {
+                if let Some(raw) = read_as {
+                    self.note_utf8_error(raw, e.as_bytes());
+                }
+                String::from_utf8_lossy(e.as_bytes()).into_owned()
+            }
         }
     }
 }
