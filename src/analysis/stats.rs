@@ -4,19 +4,14 @@
 //! The percentile must agree with the reference to the last bit, so the
 //! interpolation is written as exactly the expression the spec gives.
 
-/// Percentile of `values` at `level` in [0, 1], sorting a copy first.
+/// Percentile of `values` (in any order) at `level` in [0, 1].
 ///
 /// `None` for no values. A single value is returned as is (the reference's
 /// `report_stats.percentile` short-circuits it), and so is any level for it.
 /// A level outside [0, 1] (or NaN) has no percentile for two or more values:
 /// the reference would index outside the data there.
 pub fn percentile(values: &[f64], level: f64) -> Option<f64> {
-    if values.len() == 1 {
-        return Some(values[0]);
-    }
-    let mut sorted = values.to_vec();
-    sort_floats(&mut sorted);
-    percentile_sorted(&sorted, level)
+    percentiles(values, &[level]).pop().flatten()
 }
 
 /// [`percentile`] over values already sorted ascending (callers that ask
