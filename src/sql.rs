@@ -28,6 +28,7 @@ query!(INGEST_DELETE_CONTEXTS, "ingest/delete_contexts");
 query!(INGEST_DELETE_PHASE_WINDOWS, "ingest/delete_phase_windows");
 query!(INGEST_DELETE_RECORDS, "ingest/delete_records");
 query!(INGEST_DELETE_REQUESTS, "ingest/delete_requests");
+query!(INGEST_DELETE_REQUEST_PACK, "ingest/delete_request_pack");
 query!(INGEST_DELETE_SESSIONS, "ingest/delete_sessions");
 query!(INGEST_DELETE_SLO_RECORDS, "ingest/delete_slo_records");
 query!(INGEST_DELETE_SYSTEM_SAMPLES, "ingest/delete_system_samples");
@@ -44,6 +45,7 @@ query!(
 );
 query!(INGEST_INSERT_RECORD, "ingest/insert_record");
 query!(INSERT_REQUESTS, "ingest/insert_requests");
+query!(INGEST_INSERT_REQUEST_PACK, "ingest/insert_request_pack");
 query!(INGEST_INSERT_RUN, "ingest/insert_run");
 query!(INSERT_SESSIONS, "ingest/insert_sessions");
 query!(INSERT_SLO_RECORDS, "ingest/insert_slo_records");
@@ -61,6 +63,7 @@ query!(LOAD_RECORDS_ANALYSIS, "load/records_analysis");
 query!(LOAD_REQUESTS, "load/requests");
 query!(LOAD_REQUESTS_ANALYSIS, "load/requests_analysis");
 query!(LOAD_REQUEST_COUNT, "load/request_count");
+query!(LOAD_REQUEST_PACK, "load/request_pack");
 query!(LOAD_REQUEST_SEQ_AT, "load/request_seq_at");
 query!(LOAD_RUN, "load/run");
 query!(LOAD_SESSIONS, "load/sessions");
@@ -88,6 +91,7 @@ pub const ALL: &[Query] = &[
     INGEST_DELETE_PHASE_WINDOWS,
     INGEST_DELETE_RECORDS,
     INGEST_DELETE_REQUESTS,
+    INGEST_DELETE_REQUEST_PACK,
     INGEST_DELETE_SESSIONS,
     INGEST_DELETE_SLO_RECORDS,
     INGEST_DELETE_SYSTEM_SAMPLES,
@@ -101,6 +105,7 @@ pub const ALL: &[Query] = &[
     INGEST_INSERT_PLACEHOLDER_RUN,
     INGEST_INSERT_RECORD,
     INSERT_REQUESTS,
+    INGEST_INSERT_REQUEST_PACK,
     INGEST_INSERT_RUN,
     INSERT_SESSIONS,
     INSERT_SLO_RECORDS,
@@ -118,6 +123,7 @@ pub const ALL: &[Query] = &[
     LOAD_REQUESTS,
     LOAD_REQUESTS_ANALYSIS,
     LOAD_REQUEST_COUNT,
+    LOAD_REQUEST_PACK,
     LOAD_REQUEST_SEQ_AT,
     LOAD_RUN,
     LOAD_SESSIONS,
@@ -146,6 +152,7 @@ pub const DELETE_ARTIFACT: &[Query] = &[
     INGEST_DELETE_PHASE_WINDOWS,
     INGEST_DELETE_RECORDS,
     INGEST_DELETE_REQUESTS,
+    INGEST_DELETE_REQUEST_PACK,
     INGEST_DELETE_SESSIONS,
     INGEST_DELETE_SLO_RECORDS,
     INGEST_DELETE_SYSTEM_SAMPLES,

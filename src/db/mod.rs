@@ -5,6 +5,7 @@
 //! in one transaction. A database written by a newer stormlog is refused.
 //! Every connection gets stormlog's SQL functions (`functions`).
 pub mod functions;
+pub mod pack;
 pub mod raw;
 pub mod runs;
 pub mod store;
@@ -30,6 +31,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0003_requests_rowid",
         include_str!("../../migrations/0003_requests_rowid.sql"),
+    ),
+    (
+        "0004_request_packs",
+        include_str!("../../migrations/0004_request_packs.sql"),
     ),
 ];
 
@@ -250,10 +255,31 @@ fn migrate(conn: &mut Connection, path: &Path, from: i64) -> Result<(), DbError>
                 source,
             })?;
     }
+    if start < PACKS_FROM && SCHEMA_VERSION >= PACKS_FROM {
+        // Runs ingested before request packs existed get theirs now, once.
+        pack_every_run(&tx)?;
+    }
     tx.commit().map_err(|source| DbError::Open {
         path: path.to_owned(),
         source,
     })
+}
+
+/// The schema version that added `request_packs`.
+const PACKS_FROM: i64 = 4;
+
+/// Packs every run's request rows (a migration's backfill).
+fn pack_every_run(conn: &Connection) -> Result<(), DbError> {
+    let q = &crate::sql::RUNS_IDS;
+    let ids: Vec<String> = conn
+        .prepare(q.sql)
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .map_err(DbError::query(q))?;
+    for id in ids {
+        let (rows, body) = store::pack_rows(conn, &id)?;
+        store::store_pack(conn, &id, rows, &body)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -342,6 +368,46 @@ mod tests {
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))
             .unwrap();
         assert_eq!(check, "ok");
+    }
+
+    /// Runs stored before request packs get theirs in the migration that adds
+    /// them: the pack of their rows, read back as the rows read.
+    #[test]
+    fn runs_stored_before_0004_are_packed_by_the_migration() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v3.db");
+        {
+            let mut conn = Connection::open(&path).unwrap();
+            let tx = conn.transaction().unwrap();
+            for (_, sql) in &MIGRATIONS[..3] {
+                tx.execute_batch(sql).unwrap();
+            }
+            tx.pragma_update(None, "user_version", 3).unwrap();
+            tx.execute_batch(
+                "INSERT INTO runs (run_id, ingested_at) VALUES ('r', 'now'), ('empty', 'now');
+                 INSERT INTO requests (run_id, seq, case_key, status_key, request_id, ttft_ms)
+                 VALUES ('r', 7, 'c', 'ok', 'second', 2), ('r', 3, 'c', 'ok', 'first', 1.5);",
+            )
+            .unwrap();
+            tx.commit().unwrap();
+        }
+        let conn = open(&path, Mode::ReadWrite).unwrap();
+        let packs: Vec<(String, i64, Vec<u8>)> = conn
+            .prepare("SELECT run_id, requests, body FROM request_packs ORDER BY run_id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(packs.len(), 2);
+        assert_eq!((packs[0].0.as_str(), packs[0].1), ("empty", 0));
+        assert_eq!((packs[1].0.as_str(), packs[1].1), ("r", 2));
+        assert_eq!(packs[1].2, store::pack_rows(&conn, "r").unwrap().1);
+        let data = store::load_run(&conn, "r").unwrap();
+        let got: Vec<(i64, Option<f64>)> =
+            data.requests.iter().map(|r| (r.seq, r.ttft_ms())).collect();
+        // The integer 2 in the REAL column reads back as the real 2.0.
+        assert_eq!(got, [(3, Some(1.5)), (7, Some(2.0))]);
     }
 
     #[test]

@@ -4,6 +4,7 @@ use rusqlite::types::{Value as Sql, ValueRef};
 use rusqlite::{Connection, Statement};
 use serde_json::{Map, Value};
 
+use super::pack::{self, Packer};
 use super::raw::{Insert, Select};
 use super::tables::{self, split, TableSpec, TABLES};
 use super::DbError;
@@ -31,6 +32,100 @@ pub struct Writer<'c> {
     inserts: Vec<Insert<'c>>,
     record: Insert<'c>,
     context: Statement<'c>,
+    pack: RequestPacker,
+}
+
+/// Packs the analysis columns of the request rows as they are written.
+struct RequestPacker {
+    /// The `requests` insert among the writer's.
+    table: usize,
+    /// Where each packed column's value is in a [`Row`], and whether the
+    /// column is REAL (where SQLite stores an integer as a real, so the pack
+    /// does).
+    source: Vec<(Source, bool)>,
+    packer: Packer,
+}
+
+/// Where a column's value comes from in a request [`Row`].
+#[derive(Debug, Clone, Copy)]
+enum Source {
+    Seq,
+    CaseKey,
+    StatusKey,
+    SchemaVersion,
+    Field(usize),
+    Nulls,
+    Extra,
+}
+
+impl RequestPacker {
+    fn new(conn: &Connection, table: usize) -> Result<Self, DbError> {
+        let spec = &TABLES[table];
+        let names = analysis_columns(conn)?;
+        let mut source = Vec::with_capacity(names.len());
+        for name in &names {
+            let from = match name.as_str() {
+                "seq" => Source::Seq,
+                "case_key" => Source::CaseKey,
+                "status_key" => Source::StatusKey,
+                "schema_version" => Source::SchemaVersion,
+                "nulls" => Source::Nulls,
+                "extra" => Source::Extra,
+                field => Source::Field(
+                    spec.fields
+                        .iter()
+                        .position(|(key, _)| *key == field)
+                        .ok_or_else(|| {
+                            DbError::Other(format!("column {name} of the analysis is not written"))
+                        })?,
+                ),
+            };
+            let real = matches!(from, Source::Field(i) if spec.fields[i].1 == tables::Col::Real);
+            source.push((from, real));
+        }
+        Ok(RequestPacker {
+            table,
+            source,
+            packer: Packer::new(&names),
+        })
+    }
+
+    /// Packs a request row: the values its insert binds.
+    fn push(&mut self, seq: i64, row: &Row) {
+        let line = row.line.as_str();
+        self.packer.push(self.source.iter().map(|&(from, real)| {
+            let v = match from {
+                Source::Seq => ValueRef::Integer(seq),
+                Source::CaseKey => row
+                    .derived
+                    .as_ref()
+                    .map_or(ValueRef::Null, |d| d.0.bind(line)),
+                Source::StatusKey => row
+                    .derived
+                    .as_ref()
+                    .map_or(ValueRef::Null, |d| d.1.bind(line)),
+                Source::SchemaVersion => row.schema_version.bind(line),
+                Source::Field(i) => row.fields.get(i).map_or(ValueRef::Null, |f| f.bind(line)),
+                Source::Nulls => ValueRef::Integer(row.nulls),
+                Source::Extra => row
+                    .extra
+                    .as_deref()
+                    .map_or(ValueRef::Null, |e| ValueRef::Text(e.as_bytes())),
+            };
+            match v {
+                ValueRef::Integer(i) if real => ValueRef::Real(i as f64),
+                v => v,
+            }
+        }));
+    }
+}
+
+/// The columns of the analysis query (queries/load/requests_analysis.sql),
+/// which a pack holds.
+fn analysis_columns(conn: &Connection) -> Result<Vec<String>, DbError> {
+    let q = &sql::LOAD_REQUESTS_ANALYSIS;
+    let stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
+    Ok(stmt.column_names().into_iter().map(str::to_owned).collect())
 }
 
 impl<'c> Writer<'c> {
@@ -39,8 +134,14 @@ impl<'c> Writer<'c> {
         for t in TABLES {
             inserts.push(Insert::prepare(conn, t.insert.sql).map_err(DbError::query(&t.insert))?);
         }
+        let table = TABLES
+            .iter()
+            .position(|t| t.table == "requests")
+            .ok_or_else(|| DbError::Other("no requests table".into()))?;
+        let pack = RequestPacker::new(conn, table)?;
         Ok(Writer {
             run_id: run_id.to_owned(),
+            pack,
             inserts,
             record: Insert::prepare(conn, sql::INGEST_INSERT_RECORD.sql)
                 .map_err(DbError::query(&sql::INGEST_INSERT_RECORD))?,
@@ -95,9 +196,18 @@ impl<'c> Writer<'c> {
             .chain([row.schema_version.bind(line)])
             .chain(row.fields.iter().map(|f| f.bind(line)))
             .chain([ValueRef::Integer(row.nulls), extra]);
+        if ti == self.pack.table {
+            self.pack.push(seq, &row);
+        }
         self.inserts[ti]
             .run(values)
             .map_err(DbError::query(&spec.insert))
+    }
+
+    /// Ends the writing: the pack of the request rows written, and how many
+    /// there were (for [`store_pack`], once the run's row is in).
+    pub fn into_pack(self) -> (u64, Vec<u8>) {
+        (self.pack.packer.rows(), self.pack.packer.finish())
     }
 
     /// Stores a record that took the general path: encoded into the same
@@ -314,7 +424,8 @@ pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
 /// it saves).
 const PARALLEL_LOAD_MIN: usize = 20_000;
 
-/// Reads the analysis view of a run's requests (only the columns it needs).
+/// Reads the analysis view of a run's requests (only the columns it needs):
+/// from the run's pack when it has one that serves, else from the rows.
 /// Large runs are read in two halves on two connections at once, each half
 /// filling its own part of the array, so neither a second copy nor a merge
 /// is needed; the halves are checked against the count, and any mismatch
@@ -335,7 +446,15 @@ fn load_requests(
     let n = usize::try_from(n).unwrap_or(0);
     // Room for every request at once: growing by doubling would hold two
     // copies of the array at its largest.
-    out.reserve_exact(n);
+    {
+        // Blank slots, written by both cores: touching 300,000 of them
+        // (90 MB) is most of the cost.
+        use rayon::prelude::*;
+        out.par_extend(rayon::iter::repeat_n(Request::empty(0), n));
+    }
+    if read_pack(conn, spec, run_id, out)? {
+        return Ok(());
+    }
     if n >= PARALLEL_LOAD_MIN {
         if let Some(second) = reader_beside(conn) {
             let half = n / 2;
@@ -346,7 +465,6 @@ fn load_requests(
                     |r| r.get(0),
                 )
                 .map_err(DbError::query(&sql::LOAD_REQUEST_SEQ_AT))?;
-            out.resize(n, Request::empty(0));
             let (low, high) = out.split_at_mut(half);
             let (a, b) = std::thread::scope(|s| {
                 let other =
@@ -359,9 +477,9 @@ fn load_requests(
                 return Ok(());
             }
             out.clear();
+            out.resize(n, Request::empty(0));
         }
     }
-    out.resize(n, Request::empty(0));
     let got = read_requests(conn, spec, run_id, i64::MIN, i64::MAX, out)?;
     if got > n {
         return Err(DbError::Other(format!(
@@ -394,7 +512,6 @@ fn read_requests(
     to: i64,
     out: &mut [Request],
 ) -> Result<usize, DbError> {
-    use rusqlite::types::ValueRef;
     let q = &sql::LOAD_REQUESTS_ANALYSIS;
     let params = [
         (":run_id", ValueRef::Text(run_id.as_bytes())),
@@ -403,122 +520,259 @@ fn read_requests(
     ];
     let mut rows = Select::prepare(conn, q.sql, &params).map_err(DbError::query(q))?;
     let n = rows.columns();
-    let text = |v: ValueRef| match v {
-        ValueRef::Text(t) => Some(match std::str::from_utf8(t) {
-            Ok(s) => s.to_owned(),
-            Err(_) => String::from_utf8_lossy(t).into_owned(),
-        }),
-        _ => None,
-    };
-    // Values that repeat across requests are stored once.
-    let mut interner = crate::model::Interner::default();
-    let int = |v: ValueRef| match v {
-        ValueRef::Integer(i) => Some(i),
-        _ => None,
-    };
-    let real = |v: ValueRef| match v {
-        ValueRef::Real(f) => Some(f),
-        ValueRef::Integer(i) => Some(i as f64),
-        _ => None,
-    };
-    // Text columns repeat row after row (one case, one status, ...): each
-    // symbol column remembers its last value, so most rows share it without
-    // hashing. Column order as in the query.
-    let mut last: [Option<(Vec<u8>, Sym)>; 9] = Default::default();
-    let mut cached = |slot: usize, v: ValueRef| -> Option<Sym> {
-        let ValueRef::Text(t) = v else { return None };
-        if let Some((bytes, sym)) = &last[slot] {
-            if bytes.as_slice() == t {
-                return Some(sym.clone());
-            }
-        }
-        let sym = interner.get(&String::from_utf8_lossy(t));
-        last[slot] = Some((t.to_vec(), sym.clone()));
-        Some(sym)
-    };
-    let blank = Request::empty(0);
-    // The fields whose null reads differently from their absence.
-    let null_matters: i64 = spec
-        .fields
-        .iter()
-        .enumerate()
-        .filter(|(_, (key, _))| {
-            let mut r = blank.clone();
-            r.apply(key, &Value::Null);
-            r != blank
-        })
-        .fold(0, |m, (i, _)| m | (1 << i));
+    if n != ANALYSIS_COLUMNS {
+        return Err(DbError::Other(format!(
+            "{} reads {n} columns, not {ANALYSIS_COLUMNS}",
+            q.name
+        )));
+    }
+    let mut fill = Fill::new(spec);
     let mut filled = 0;
     while let Some(row) = rows.step().map_err(DbError::query(q))? {
         if filled == out.len() {
             return Ok(filled + 1); // more rows than counted: the caller starts over
         }
+        let mut values = [ValueRef::Null; ANALYSIS_COLUMNS];
+        for (i, v) in values.iter_mut().enumerate() {
+            *v = row.get(i);
+        }
         // The slot holds a blank request: set the fields in place rather than
         // build a request and move it over the blank (which is then dropped).
-        let r = &mut out[filled];
-        r.seq = int(row.get(0)).unwrap_or_default();
-        if let Some(s) = cached(0, row.get(1)) {
+        fill.fill(&mut out[filled], &values);
+        filled += 1;
+    }
+    Ok(filled)
+}
+
+/// The number of columns of queries/load/requests_analysis.sql.
+const ANALYSIS_COLUMNS: usize = 31;
+
+/// Sets a blank request's fields from the values of the analysis columns
+/// (queries/load/requests_analysis.sql, in its order), read from the rows or
+/// from a pack.
+struct Fill<'s> {
+    spec: &'s TableSpec,
+    /// Values that repeat across requests are stored once.
+    interner: crate::model::Interner,
+    /// Text columns repeat row after row (one case, one status, ...): each
+    /// symbol column remembers its last value, so most rows share it without
+    /// hashing.
+    last: [Option<(Vec<u8>, Sym)>; 9],
+    /// The fields whose null reads differently from their absence.
+    null_matters: i64,
+}
+
+impl<'s> Fill<'s> {
+    fn new(spec: &'s TableSpec) -> Self {
+        let blank = Request::empty(0);
+        let null_matters = spec
+            .fields
+            .iter()
+            .enumerate()
+            .filter(|(_, (key, _))| {
+                let mut r = blank.clone();
+                r.apply(key, &Value::Null);
+                r != blank
+            })
+            .fold(0, |m, (i, _)| m | (1 << i));
+        Fill {
+            spec,
+            interner: Default::default(),
+            last: Default::default(),
+            null_matters,
+        }
+    }
+
+    /// A fill of the same table with nothing interned yet (one per thread).
+    fn fresh(&self) -> Self {
+        Fill {
+            spec: self.spec,
+            interner: Default::default(),
+            last: Default::default(),
+            null_matters: self.null_matters,
+        }
+    }
+
+    fn sym(&mut self, slot: usize, v: ValueRef) -> Option<Sym> {
+        let ValueRef::Text(t) = v else { return None };
+        if let Some((bytes, sym)) = &self.last[slot] {
+            if bytes.as_slice() == t {
+                return Some(sym.clone());
+            }
+        }
+        let sym = self.interner.get(&String::from_utf8_lossy(t));
+        self.last[slot] = Some((t.to_vec(), sym.clone()));
+        Some(sym)
+    }
+
+    fn fill(&mut self, r: &mut Request, v: &[ValueRef; ANALYSIS_COLUMNS]) {
+        let text = |v: ValueRef| match v {
+            ValueRef::Text(t) => Some(match std::str::from_utf8(t) {
+                Ok(s) => s.to_owned(),
+                Err(_) => String::from_utf8_lossy(t).into_owned(),
+            }),
+            _ => None,
+        };
+        let int = |v: ValueRef| match v {
+            ValueRef::Integer(i) => Some(i),
+            _ => None,
+        };
+        let real = |v: ValueRef| match v {
+            ValueRef::Real(f) => Some(f),
+            ValueRef::Integer(i) => Some(i as f64),
+            _ => None,
+        };
+        r.seq = int(v[0]).unwrap_or_default();
+        if let Some(s) = self.sym(0, v[1]) {
             r.case_key = s;
         }
-        if let Some(s) = cached(1, row.get(2)) {
+        if let Some(s) = self.sym(1, v[2]) {
             r.status = s;
         }
-        r.phase = cached(2, row.get(3));
-        r.session_id = cached(3, row.get(4)).map_or(Scalar::Null, Scalar::Str);
-        r.request_id = text(row.get(5)).map_or(Value::Null, Value::String);
-        r.x_request_id = text(row.get(6)).map_or(Value::Null, Value::String);
-        r.set_request_index(int(row.get(7)));
-        r.set_started_at_ns(int(row.get(8)));
-        r.set_ended_at_ns(int(row.get(9)));
-        r.set_intended_at_ns(int(row.get(10)));
-        r.set_e2e_latency_ms(real(row.get(11)));
-        r.set_ttft_ms(real(row.get(12)));
-        r.set_first_chunk_latency_ms(real(row.get(13)));
-        r.set_dispatch_lag_ms(real(row.get(14)));
-        if let ValueRef::Blob(b) = row.get(15) {
+        r.phase = self.sym(2, v[3]);
+        r.session_id = self.sym(3, v[4]).map_or(Scalar::Null, Scalar::Str);
+        r.request_id = text(v[5]).map_or(Value::Null, Value::String);
+        r.x_request_id = text(v[6]).map_or(Value::Null, Value::String);
+        r.set_request_index(int(v[7]));
+        r.set_started_at_ns(int(v[8]));
+        r.set_ended_at_ns(int(v[9]));
+        r.set_intended_at_ns(int(v[10]));
+        r.set_e2e_latency_ms(real(v[11]));
+        r.set_ttft_ms(real(v[12]));
+        r.set_first_chunk_latency_ms(real(v[13]));
+        r.set_dispatch_lag_ms(real(v[14]));
+        if let ValueRef::Blob(b) = v[15] {
             r.chunk_gaps = tables::f64s(b).collect();
             r.chunk_list_len = u32::try_from(r.chunk_gaps.len()).unwrap_or(u32::MAX);
         }
-        r.stream = int(row.get(16)).is_some_and(|i| i != 0);
-        r.set_prompt_tokens(real(row.get(17)));
-        r.set_output_tokens(real(row.get(18)));
+        r.stream = int(v[16]).is_some_and(|i| i != 0);
+        r.set_prompt_tokens(real(v[17]));
+        r.set_output_tokens(real(v[18]));
         r.output_tokens_is_int = r.output_tokens().is_some();
-        r.set_total_tokens(real(row.get(19)));
-        if let Some(s) = cached(4, row.get(20)) {
+        r.set_total_tokens(real(v[19]));
+        if let Some(s) = self.sym(4, v[20]) {
             r.output_token_source = s;
         }
-        if let Some(s) = cached(5, row.get(21)) {
+        if let Some(s) = self.sym(5, v[21]) {
             r.arrival_mode = s;
         }
-        r.held_for_slot = int(row.get(22)).is_some_and(|i| i != 0);
-        r.set_in_flight_at_dispatch(real(row.get(23)));
-        if let Some(s) = cached(6, row.get(24)) {
+        r.held_for_slot = int(v[22]).is_some_and(|i| i != 0);
+        r.set_in_flight_at_dispatch(real(v[23]));
+        if let Some(s) = self.sym(6, v[24]) {
             r.prompt_mode = s;
         }
-        r.prompt_digest = cached(8, row.get(25)).map_or(Scalar::Null, Scalar::Str);
-        r.prefix_group = int(row.get(26)).map_or(Scalar::Null, |i| Scalar::of(&Value::from(i)));
-        r.set_shared_prefix_tokens(real(row.get(27)));
-        r.task = cached(7, row.get(28));
-        let nulls = int(row.get(n - 2)).unwrap_or(0);
-        if nulls & null_matters != 0 {
+        r.prompt_digest = self.sym(8, v[25]).map_or(Scalar::Null, Scalar::Str);
+        r.prefix_group = int(v[26]).map_or(Scalar::Null, |i| Scalar::of(&Value::from(i)));
+        r.set_shared_prefix_tokens(real(v[27]));
+        r.task = self.sym(7, v[28]);
+        let nulls = int(v[29]).unwrap_or(0);
+        if nulls & self.null_matters != 0 {
             // A field present as null reads differently from an absent one (e.g. a
             // null case_id groups as "None", an absent one as "unknown").
-            for (i, (key, _)) in spec.fields.iter().enumerate() {
-                if nulls & null_matters & (1 << i) != 0 {
+            for (i, (key, _)) in self.spec.fields.iter().enumerate() {
+                if nulls & self.null_matters & (1 << i) != 0 {
                     r.apply(key, &Value::Null);
                 }
             }
         }
-        if let Some(extra) = text(row.get(n - 1)) {
+        if let Some(extra) = text(v[30]) {
             if let Ok(Value::Object(extra)) = crate::pyjson::parse(&extra) {
                 for (k, v) in &extra {
                     r.apply(k, v);
                 }
             }
         }
-        filled += 1;
     }
-    Ok(filled)
+}
+
+/// Fills `out` (n blank requests) from the run's pack, when it has one of n
+/// rows in the layout read here. False when it has none, or a pack that
+/// cannot serve (`out` is then blank again): the caller reads the rows. The
+/// pack's segments are decoded in parallel, each into its part of `out`.
+fn read_pack(
+    conn: &Connection,
+    spec: &TableSpec,
+    run_id: &str,
+    out: &mut [Request],
+) -> Result<bool, DbError> {
+    use rayon::prelude::*;
+    use rusqlite::OptionalExtension;
+    let q = &sql::LOAD_REQUEST_PACK;
+    let names = analysis_columns(conn)?;
+    let template = Fill::new(spec);
+    let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
+    let read = stmt
+        .query_row(rusqlite::named_params! {":run_id": run_id}, |row| {
+            let rows: i64 = row.get(0)?;
+            let ValueRef::Blob(body) = row.get_ref(1)? else {
+                return Ok(false);
+            };
+            let Ok(segments) = pack::segments(body, &names) else {
+                return Ok(false);
+            };
+            let total: usize = segments.iter().map(|s| s.rows).sum();
+            if usize::try_from(rows).ok() != Some(out.len()) || total != out.len() {
+                return Ok(false);
+            }
+            let mut jobs = Vec::with_capacity(segments.len());
+            let mut rest = &mut *out;
+            for segment in segments {
+                let (part, tail) = rest.split_at_mut(segment.rows);
+                jobs.push((segment, part));
+                rest = tail;
+            }
+            Ok(jobs.into_par_iter().all(|(segment, part)| {
+                let mut fill = template.fresh();
+                let mut filled = 0;
+                let done = segment.rows(|values| {
+                    let (Some(r), Ok(values)) = (part.get_mut(filled), values.try_into()) else {
+                        return false;
+                    };
+                    fill.fill(r, values);
+                    filled += 1;
+                    true
+                });
+                done.is_ok() && filled == part.len()
+            }))
+        })
+        .optional()
+        .map_err(DbError::query(q))?;
+    if read == Some(true) {
+        return Ok(true);
+    }
+    if read.is_some() {
+        out.par_iter_mut().for_each(|r| *r = Request::empty(0));
+    }
+    Ok(false)
+}
+
+/// Packs a run's request rows as they are stored (what the ingest packs as it
+/// writes them).
+pub fn pack_rows(conn: &Connection, run_id: &str) -> Result<(u64, Vec<u8>), DbError> {
+    let q = &sql::LOAD_REQUESTS_ANALYSIS;
+    let names = analysis_columns(conn)?;
+    let params = [
+        (":run_id", ValueRef::Text(run_id.as_bytes())),
+        (":from", ValueRef::Integer(i64::MIN)),
+        (":to", ValueRef::Integer(i64::MAX)),
+    ];
+    let mut rows = Select::prepare(conn, q.sql, &params).map_err(DbError::query(q))?;
+    let mut packer = Packer::new(&names);
+    while let Some(row) = rows.step().map_err(DbError::query(q))? {
+        packer.push((0..names.len()).map(|i| row.get(i)));
+    }
+    Ok((packer.rows(), packer.finish()))
+}
+
+/// Stores (or replaces) a run's pack.
+pub fn store_pack(conn: &Connection, run_id: &str, rows: u64, body: &[u8]) -> Result<(), DbError> {
+    let q = &sql::INGEST_INSERT_REQUEST_PACK;
+    conn.execute(
+        q.sql,
+        rusqlite::named_params! {":run_id": run_id, ":requests": rows as i64, ":body": body},
+    )
+    .map_err(DbError::query(q))?;
+    Ok(())
 }
 
 /// Spans from span files attached to the run (`ingest --run RUN spans.jsonl`),
@@ -558,7 +812,8 @@ mod tests {
     use super::*;
 
     /// A run above the parallel threshold is read in two halves on two
-    /// connections; the result is the sequential read, request for request.
+    /// connections, or from its pack's segments at once; either result is
+    /// the sequential read, request for request.
     #[test]
     fn halves_read_at_once_equal_one_sequential_read() {
         let dir = tempfile::tempdir().unwrap();
@@ -589,6 +844,9 @@ mod tests {
         let mut conn = crate::db::open(&db, crate::db::Mode::ReadWrite).unwrap();
         let done =
             crate::ingest::ingest_artifact(&mut conn, &artifact, &Default::default()).unwrap();
+        // Through the pack (segments decoded in parallel), then the rows.
+        let packed = load_run(&conn, &done.run_id).unwrap();
+        conn.execute("DELETE FROM request_packs", []).unwrap();
         let data = load_run(&conn, &done.run_id).unwrap();
         assert_eq!(data.requests.len(), n);
         let spec = tables::spec("requests").unwrap();
@@ -596,6 +854,7 @@ mod tests {
         let got = read_requests(&conn, spec, &done.run_id, i64::MIN, i64::MAX, &mut one).unwrap();
         assert_eq!(got, n);
         assert_eq!(data.requests, one);
+        assert_eq!(packed.requests, one);
         assert_eq!(
             data.requests[n - 1].x_request_id,
             Value::from(format!("x{}", n - 1))
@@ -603,6 +862,99 @@ mod tests {
         assert_eq!(data.requests[7].ttft_ms(), None);
         assert_eq!(data.requests[8].ttft_ms(), Some(8.25));
         assert!(data.requests.windows(2).all(|w| w[0].seq < w[1].seq));
+    }
+
+    /// A small run with a pack, in a kept database (triggers on).
+    fn packed_run(dir: &std::path::Path) -> (Connection, String) {
+        let artifact = dir.join("a.jsonl");
+        let mut text = String::from(
+            r#"{"event_type": "infer.session", "schema_version": 1, "session_id": "s", "status": "running", "timestamp_ns": 1}"#,
+        );
+        text.push('\n');
+        for i in 0..5 {
+            text.push_str(&format!(
+                r#"{{"event_type": "infer.request", "schema_version": 1, "case_id": "c", "phase": "measured", "status": "ok", "request_id": "r{i}", "ttft_ms": {i}.5}}"#
+            ));
+            text.push('\n');
+        }
+        std::fs::write(&artifact, text).unwrap();
+        let mut conn = crate::db::open(&dir.join("p.db"), crate::db::Mode::ReadWrite).unwrap();
+        let done =
+            crate::ingest::ingest_artifact(&mut conn, &artifact, &Default::default()).unwrap();
+        (conn, done.run_id)
+    }
+
+    fn has_pack(conn: &Connection, run_id: &str) -> bool {
+        conn.query_row(
+            "SELECT count(*) FROM request_packs WHERE run_id = ?1",
+            [run_id],
+            |r| r.get::<_, i64>(0),
+        )
+        .unwrap()
+            == 1
+    }
+
+    /// An edit of the rows made with SQL drops the run's pack, so the next
+    /// report reads the edited rows; the ingest's own writes do not (it
+    /// writes the pack itself, with triggers off), and its connection gets
+    /// its triggers back.
+    #[test]
+    fn an_edit_made_with_sql_drops_the_pack() {
+        let dir = tempfile::tempdir().unwrap();
+        let (conn, run) = packed_run(dir.path());
+        assert!(has_pack(&conn, &run));
+        use rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER;
+        assert!(conn.db_config(SQLITE_DBCONFIG_ENABLE_TRIGGER).unwrap());
+        conn.execute(
+            "UPDATE requests SET ttft_ms = 99.0 WHERE request_id = 'r2'",
+            [],
+        )
+        .unwrap();
+        assert!(!has_pack(&conn, &run));
+        let data = load_run(&conn, &run).unwrap();
+        assert_eq!(data.requests[2].ttft_ms(), Some(99.0));
+        for edit in [
+            "DELETE FROM requests WHERE request_id = 'r4'",
+            "INSERT INTO requests (run_id, seq, case_key, status_key, request_id) SELECT run_id, 100, 'c', 'ok', 'r9' FROM runs",
+        ] {
+            let (rows, body) = pack_rows(&conn, &run).unwrap();
+            store_pack(&conn, &run, rows, &body).unwrap();
+            assert!(has_pack(&conn, &run));
+            conn.execute(edit, []).unwrap();
+            assert!(!has_pack(&conn, &run), "{edit}");
+        }
+        let data = load_run(&conn, &run).unwrap();
+        let ids: Vec<&str> = data
+            .requests
+            .iter()
+            .filter_map(|r| r.request_id.as_str())
+            .collect();
+        assert_eq!(ids, ["r0", "r1", "r2", "r3", "r9"]);
+    }
+
+    /// A pack that does not fit the run (another row count, damaged bytes)
+    /// is passed over for the rows.
+    #[test]
+    fn a_pack_that_does_not_fit_is_passed_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let (conn, run) = packed_run(dir.path());
+        let want = format!("{:?}", load_run(&conn, &run).unwrap().requests);
+        let (rows, body) = pack_rows(&conn, &run).unwrap();
+        let mut damaged = body.clone();
+        let last = damaged.len() - 1;
+        damaged[last] ^= 0x55;
+        let mut cut = body.clone();
+        cut.truncate(body.len() - 3);
+        for (n, b) in [
+            (rows + 1, &body),
+            (rows, &damaged),
+            (rows, &cut),
+            (rows, &vec![]),
+        ] {
+            store_pack(&conn, &run, n, b).unwrap();
+            let got = format!("{:?}", load_run(&conn, &run).unwrap().requests);
+            assert_eq!(got, want);
+        }
     }
 
     /// A scratch ingest skips the digest only: the run reads back the same.

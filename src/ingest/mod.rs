@@ -316,7 +316,30 @@ fn read_batches(
 /// Ingests a client artifact (artifact.md), streaming it: one thread reads and
 /// prepares lines (in parallel batches), this one decodes the context transport
 /// in order and writes rows into one transaction.
+///
+/// Triggers are off on the connection meanwhile: the only ones drop a run's
+/// request pack when its rows change (migrations/0004_request_packs.sql), and
+/// the ingest writes the pack itself. Firing one per row written would cost
+/// the ingest a statement per request.
 pub fn ingest_artifact(
+    conn: &mut Connection,
+    path: &Path,
+    opts: &Options,
+) -> Result<Ingested, IngestError> {
+    use rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER as TRIGGERS;
+    let config = |e: rusqlite::Error| DbError::Other(format!("cannot switch triggers: {e}"));
+    // (set_db_config answers the setting after the change, not before it.)
+    let was = conn.db_config(TRIGGERS).map_err(config)?;
+    conn.set_db_config(TRIGGERS, false).map_err(config)?;
+    let done = write_artifact(conn, path, opts);
+    // Restored whatever happened (a failed ingest has rolled back).
+    let restored = conn.set_db_config(TRIGGERS, was);
+    let done = done?;
+    restored.map_err(config)?;
+    Ok(done)
+}
+
+fn write_artifact(
     conn: &mut Connection,
     path: &Path,
     opts: &Options,
@@ -439,7 +462,7 @@ pub fn ingest_artifact(
             writer = Some(w);
         }
     }
-    drop(writer);
+    let pack = writer.map(Writer::into_pack);
     let run_id = facts.run_id.clone().unwrap_or_default();
     if let Sink::Skip {
         existing_sha,
@@ -484,6 +507,9 @@ pub fn ingest_artifact(
         },
     )
     .map_err(DbError::query(&sql::INGEST_INSERT_RUN))?;
+    if let Some((rows, body)) = pack {
+        crate::db::store::store_pack(&tx, &run_id, rows, &body)?;
+    }
     tx.commit()
         .map_err(DbError::query(&sql::INGEST_INSERT_RUN))?;
     Ok(Ingested {

@@ -145,6 +145,46 @@ fn every_artifact_ingests_twice_identically_and_exports_back() {
     let _ = db;
 }
 
+/// The pack an ingest writes as it stores the rows is the pack of the rows
+/// as SQLite gives them back (integers in REAL columns read as reals, ...),
+/// and a run read through its pack is the run read through its rows, for
+/// every artifact of the conformance cases.
+#[test]
+fn every_pack_holds_what_its_rows_hold() {
+    use stormlog::db::store;
+    let files = artifacts();
+    assert!(files.len() >= 40, "{} artifacts", files.len());
+    for f in &files {
+        let mut conn = stormlog::db::open_memory().unwrap();
+        let done = stormlog::ingest::ingest_artifact(&mut conn, f, &Default::default()).unwrap();
+        let run = done.run_id;
+        let (rows, body): (i64, Vec<u8>) = conn
+            .query_row(
+                "SELECT requests, body FROM request_packs WHERE run_id = ?1",
+                [&run],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        let (want_rows, want) = store::pack_rows(&conn, &run).unwrap();
+        assert_eq!(rows as u64, want_rows, "{}", f.display());
+        assert!(
+            body == want,
+            "{}: the ingest packed other values",
+            f.display()
+        );
+        let packed = store::load_run(&conn, &run).unwrap();
+        conn.execute("DELETE FROM request_packs", []).unwrap();
+        let from_rows = store::load_run(&conn, &run).unwrap();
+        assert_eq!(packed.requests.len(), want_rows as usize);
+        // (Debug text: a NaN latency equals itself there.)
+        assert!(
+            format!("{:?}", packed.requests) == format!("{:?}", from_rows.requests),
+            "{}: the pack reads back other requests",
+            f.display()
+        );
+    }
+}
+
 #[test]
 fn bad_files_are_refused_and_change_nothing() {
     let tmp = tempfile::tempdir().unwrap();
