@@ -181,18 +181,33 @@ fn configured_rate(w: Option<&Value>, case_key: &str) -> Value {
 
 /// Counts of values occurring more than once: Σ(count − 1) (Python `==` on
 /// JSON values; nulls do not count): the values less the distinct ones.
+///
+/// The values are hashed and the hashes sorted; only values sharing a hash
+/// are compared, through a set. Ids are nearly always unique, so a case of
+/// 300,000 requests sorts 300,000 integers instead of filling a set of
+/// 300,000 strings (a third of the time).
 fn duplicates<'a>(values: impl Iterator<Item = &'a Value>) -> usize {
-    let mut seen: std::collections::HashSet<Key<'a>, foldhash::fast::RandomState> =
-        std::collections::HashSet::with_capacity_and_hasher(
-            values.size_hint().0,
-            Default::default(),
-        );
-    let mut n = 0;
-    for v in values.filter(|v| !v.is_null()) {
-        n += 1;
-        seen.insert(Key(v));
+    repeats(values.filter(|v| !v.is_null()).map(Key))
+}
+
+/// How many of `values` equal an earlier one (the values less the distinct
+/// ones).
+fn repeats<T: std::hash::Hash + Eq>(values: impl Iterator<Item = T>) -> usize {
+    use std::hash::BuildHasher;
+    let state = foldhash::fast::FixedState::default();
+    let mut hashed: Vec<(u64, T)> = Vec::with_capacity(values.size_hint().0);
+    hashed.extend(values.map(|v| (state.hash_one(&v), v)));
+    hashed.sort_unstable_by_key(|(h, _)| *h);
+    let mut dup = 0;
+    let mut seen: std::collections::HashSet<&T, foldhash::fast::FixedState> = Default::default();
+    for group in hashed.chunk_by(|a, b| a.0 == b.0) {
+        if group.len() > 1 {
+            seen.clear();
+            seen.extend(group.iter().map(|(_, v)| v));
+            dup += group.len() - seen.len();
+        }
     }
-    n - seen.len()
+    dup
 }
 
 /// A value compared with Python equality for scalars (1 == 1.0 == True);
@@ -524,10 +539,7 @@ pub fn request_figures(
             "total_tokens_per_second": rate(total_tokens as f64, rate_interval),
         }),
     );
-    let sources: BTreeSet<String> = ok
-        .iter()
-        .map(|r| r.output_token_source.to_string())
-        .collect();
+    let sources: BTreeSet<&str> = ok.iter().map(|r| r.output_token_source.as_str()).collect();
     out.insert("tokens".into(), json!({"output_tokens": out_tokens, "total_tokens": total_tokens, "output_token_sources": sources}));
     let window = {
         let b = || {
@@ -637,8 +649,11 @@ pub fn prompts(reqs: &[&Request], window: Option<&Value>) -> Value {
         _ => json!("mixed"),
     };
     let distinct = |f: &dyn Fn(&Request) -> &crate::model::Scalar| {
+        // A prompt repeats request after request (`repeat` mode): runs of
+        // one value are collapsed before the sort.
         let mut keys: Vec<&crate::model::Scalar> =
             sent.iter().map(|r| f(r)).filter(|v| !v.is_null()).collect();
+        keys.dedup();
         keys.sort_unstable();
         keys.dedup();
         let n = keys.len();
@@ -891,6 +906,28 @@ mod tests {
     use super::*;
 
     const T: i64 = 1_700_000_000_000_000_000;
+
+    /// Σ(count − 1) under Python equality: 1 == 1.0 == true, "1" is not 1,
+    /// nulls do not count; a value repeated many times counts each repeat.
+    #[test]
+    fn duplicates_count_repeats_under_python_equality() {
+        let vals = |v: Value| v.as_array().unwrap().clone();
+        let count = |v: &[Value]| duplicates(v.iter());
+        assert_eq!(count(&vals(json!([]))), 0);
+        assert_eq!(count(&vals(json!(["a", "b", "c"]))), 0);
+        assert_eq!(count(&vals(json!(["a", "b", "a", "a"]))), 2);
+        assert_eq!(count(&vals(json!([1, 1.0, true, "1", null, null]))), 2);
+        assert_eq!(count(&vals(json!([0, false, 0.0, -0.0]))), 3);
+        let same: Vec<Value> = (0..10_000).map(|_| json!("x")).collect();
+        assert_eq!(count(&same), 9_999);
+        // Against a plain set, on ids with a few repeats among many.
+        let ids: Vec<Value> = (0..20_000)
+            .map(|i: u64| json!(format!("r{}", i.wrapping_mul(2654435761) % 19_000)))
+            .collect();
+        let distinct: std::collections::HashSet<String> =
+            ids.iter().map(|v| v.as_str().unwrap().to_owned()).collect();
+        assert_eq!(count(&ids), ids.len() - distinct.len());
+    }
 
     fn req(v: Value) -> Request {
         Request::from_record(0, v.as_object().unwrap())

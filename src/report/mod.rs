@@ -142,8 +142,23 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
     let admitted = admitted_ids(data, &inputs.external_spans, &span_join);
     let ctx = RunContext::new(data, admitted);
     let mut by_case: std::collections::BTreeMap<String, Vec<&Request>> = Default::default();
-    for r in data.measured() {
-        by_case.entry(r.case_key.to_string()).or_default().push(r);
+    {
+        // Requests of one case come in runs: the key is looked up (and its
+        // text copied) once per run, not per request.
+        let mut run: Vec<&Request> = Vec::new();
+        let mut run_key: Option<&str> = None;
+        for r in data.measured() {
+            if run_key != Some(r.case_key.as_str()) {
+                if let Some(key) = run_key {
+                    by_case.entry(key.to_owned()).or_default().append(&mut run);
+                }
+                run_key = Some(r.case_key.as_str());
+            }
+            run.push(r);
+        }
+        if let Some(key) = run_key {
+            by_case.entry(key.to_owned()).or_default().append(&mut run);
+        }
     }
     let mut metric_keys: Vec<(&str, &str)> = vec![
         ("client.ttft", "client"),
