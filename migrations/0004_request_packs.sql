@@ -3,8 +3,9 @@
 -- Why: a report reads 31 columns of every request of a run. Through SQLite
 -- that is a virtual-machine step per value; at 300,000 requests, over half a
 -- second before any figure is computed. The ingest also writes the values
--- those columns hold into one packed blob per run (src/db/pack.rs describes
--- the layout), which a report decodes in a fraction of that.
+-- those columns hold into packed blobs of up to 8,192 requests each
+-- (src/db/pack.rs describes the layout), which a report decodes in parallel
+-- in a fraction of that.
 --
 -- The rows in `requests` stay the truth; a pack is derived from them and may
 -- be deleted at any time (a report then reads the rows). The triggers below
@@ -13,9 +14,11 @@
 -- triggers off), so an edit made with SQL is never hidden by an old pack. A
 -- reader also checks the pack's row count against the run's.
 CREATE TABLE request_packs (
-    run_id    TEXT PRIMARY KEY REFERENCES runs(run_id) ON DELETE CASCADE,
-    requests  INTEGER NOT NULL,   -- rows packed: the run's `requests` rows
-    body      BLOB NOT NULL       -- the packed values, column names included
+    run_id    TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+    segment   INTEGER NOT NULL,   -- 0, 1, ...: the run's requests in order, in segments
+    requests  INTEGER NOT NULL,   -- request rows in this segment
+    body      BLOB NOT NULL,      -- the packed values, column names included
+    PRIMARY KEY (run_id, segment)
 ) STRICT;
 
 CREATE TRIGGER request_packs_insert AFTER INSERT ON requests

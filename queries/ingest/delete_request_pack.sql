@@ -1,3 +1,3 @@
--- Removes a run's packed analysis columns before `ingest --replace` writes the new artifact.
+-- Removes a run's packed analysis columns (before its rows are written again).
 -- Parameters: :run_id
 DELETE FROM request_packs WHERE run_id = :run_id

@@ -1,4 +1,4 @@
--- A run's packed analysis columns (src/db/pack.rs), if it has them.
+-- The segments of a run's packed analysis columns (src/db/pack.rs), in order.
 -- Parameters: :run_id
--- Columns: requests, body
-SELECT requests, body FROM request_packs WHERE run_id = :run_id
+-- Columns: segment, requests, body
+SELECT segment, requests, body FROM request_packs WHERE run_id = :run_id ORDER BY segment

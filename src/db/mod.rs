@@ -276,8 +276,7 @@ fn pack_every_run(conn: &Connection) -> Result<(), DbError> {
         .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
         .map_err(DbError::query(q))?;
     for id in ids {
-        let (rows, body) = store::pack_rows(conn, &id)?;
-        store::store_pack(conn, &id, rows, &body)?;
+        store::store_pack(conn, &id, &store::pack_rows(conn, &id)?)?;
     }
     Ok(())
 }
@@ -392,17 +391,20 @@ mod tests {
             tx.commit().unwrap();
         }
         let conn = open(&path, Mode::ReadWrite).unwrap();
-        let packs: Vec<(String, i64, Vec<u8>)> = conn
-            .prepare("SELECT run_id, requests, body FROM request_packs ORDER BY run_id")
+        let packs: Vec<(String, i64, i64, Vec<u8>)> = conn
+            .prepare("SELECT run_id, segment, requests, body FROM request_packs ORDER BY run_id")
             .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap();
-        assert_eq!(packs.len(), 2);
-        assert_eq!((packs[0].0.as_str(), packs[0].1), ("empty", 0));
-        assert_eq!((packs[1].0.as_str(), packs[1].1), ("r", 2));
-        assert_eq!(packs[1].2, store::pack_rows(&conn, "r").unwrap().1);
+        // A run without requests has no segment.
+        assert_eq!(packs.len(), 1);
+        assert_eq!((packs[0].0.as_str(), packs[0].1, packs[0].2), ("r", 0, 2));
+        assert_eq!(
+            vec![(2, packs[0].3.clone())],
+            store::pack_rows(&conn, "r").unwrap()
+        );
         let data = store::load_run(&conn, "r").unwrap();
         let got: Vec<(i64, Option<f64>)> =
             data.requests.iter().map(|r| (r.seq, r.ttft_ms())).collect();

@@ -10,15 +10,17 @@
 //! the run's, and a pack of another layout is not read. Without a pack, the
 //! rows are read.
 //!
-//! # Layout (version 1)
+//! A run's pack is a sequence of segments of up to [`SEGMENT_ROWS`] rows, one
+//! table row each: the ingest writes a segment as soon as it is full (its
+//! memory stays that of one segment), and a reader decodes the segments in
+//! parallel, as no value refers to another segment.
+//!
+//! # Layout of a segment (version 1)
 //! Integers are LEB128 varints; signed ones are zig-zag encoded first.
 //!
 //! - `SLPK`, then the version byte `1`;
 //! - the number of columns, then each column's name (length, UTF-8 bytes);
-//! - segments of up to [`SEGMENT_ROWS`] rows, to the end: the number of rows,
-//!   the length in bytes of the rest, then the rows. Each segment starts
-//!   afresh (no value refers to another segment), so segments decode in
-//!   parallel.
+//! - the number of rows, then the rows, to the end;
 //! - a row: each column's value, as a tag byte and its payload:
 //!   - `0` null;
 //!   - `1` the same value (type and bytes) as the column's previous row;
@@ -84,16 +86,18 @@ impl Column {
     }
 }
 
-/// Rows per segment: enough that a segment's fresh start costs nothing
-/// measurable, few enough that a 100,000-request run splits across cores.
-pub const SEGMENT_ROWS: u64 = 4096;
+/// Rows per segment: a segment's fresh start costs nothing measurable
+/// (about 1 MB of `large` requests), and a 100,000-request run still splits
+/// across cores.
+pub const SEGMENT_ROWS: u64 = 8192;
 
-/// Packs rows of the named columns, in order.
+/// Packs rows of the named columns, in order, into segments.
 #[derive(Debug)]
 pub struct Packer {
+    /// Every segment's header: magic, version and column names.
+    head: Vec<u8>,
     columns: Vec<Column>,
     rows: u64,
-    body: Vec<u8>,
     /// The open segment's rows, and how many.
     segment: Vec<u8>,
     segment_rows: u64,
@@ -109,38 +113,48 @@ impl Packer {
             put_bytes(&mut head, name.as_ref().as_bytes());
         }
         Packer {
+            head,
             columns: names.iter().map(|_| Column::default()).collect(),
             rows: 0,
-            body: head,
             segment: Vec::new(),
             segment_rows: 0,
         }
     }
 
-    /// Closes the open segment (if it has rows) and starts afresh.
-    fn flush(&mut self) {
-        if self.segment_rows == 0 {
-            return;
-        }
-        put_uint(&mut self.body, self.segment_rows);
-        put_bytes(&mut self.body, &self.segment);
+    /// Rows pushed so far, in all segments.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// The open segment, once it is full: its rows and bytes.
+    pub fn full(&mut self) -> Option<(u64, Vec<u8>)> {
+        (self.segment_rows >= SEGMENT_ROWS).then(|| self.take())
+    }
+
+    /// The open segment (its rows so far), or None when it has none.
+    pub fn rest(&mut self) -> Option<(u64, Vec<u8>)> {
+        (self.segment_rows > 0).then(|| self.take())
+    }
+
+    /// Closes the open segment and starts afresh.
+    fn take(&mut self) -> (u64, Vec<u8>) {
+        let rows = self.segment_rows;
+        let mut out = Vec::with_capacity(self.head.len() + 10 + self.segment.len());
+        out.extend_from_slice(&self.head);
+        put_uint(&mut out, self.segment_rows);
+        out.extend_from_slice(&self.segment);
         self.segment.clear();
         self.segment_rows = 0;
         for col in &mut self.columns {
             *col = Column::default();
         }
-    }
-
-    pub fn rows(&self) -> u64 {
-        self.rows
+        (rows, out)
     }
 
     /// Appends a row: one value per column, in the columns' order (values
-    /// past the last column are ignored; missing ones are null).
+    /// past the last column are ignored; missing ones are null). Take a full
+    /// segment with [`Packer::full`] before the next row.
     pub fn push<'v>(&mut self, row: impl IntoIterator<Item = ValueRef<'v>>) {
-        if self.segment_rows == SEGMENT_ROWS {
-            self.flush();
-        }
         let mut row = row.into_iter();
         let out = &mut self.segment;
         for col in &mut self.columns {
@@ -191,12 +205,6 @@ impl Packer {
         self.rows += 1;
         self.segment_rows += 1;
     }
-
-    /// The pack: its header and segments.
-    pub fn finish(mut self) -> Vec<u8> {
-        self.flush();
-        self.body
-    }
 }
 
 /// The most columns a pack holds (a row's values are gathered on the stack).
@@ -210,12 +218,9 @@ pub struct Segment<'a> {
     bytes: &'a [u8],
 }
 
-/// The segments of a pack of the columns `names`, in order.
-pub fn segments<'a, S: AsRef<str>>(
-    pack: &'a [u8],
-    names: &[S],
-) -> Result<Vec<Segment<'a>>, PackError> {
-    let mut r = Reader { bytes: pack, at: 0 };
+/// Opens a segment of a pack of the columns `names`.
+pub fn segment<'a, S: AsRef<str>>(blob: &'a [u8], names: &[S]) -> Result<Segment<'a>, PackError> {
+    let mut r = Reader { bytes: blob, at: 0 };
     if r.take(4)? != MAGIC {
         return Err(PackError::Magic);
     }
@@ -232,16 +237,12 @@ pub fn segments<'a, S: AsRef<str>>(
             return Err(PackError::Columns);
         }
     }
-    let mut out = Vec::new();
-    while r.at < pack.len() {
-        let rows = usize::try_from(r.uint()?).map_err(|_| PackError::Truncated)?;
-        out.push(Segment {
-            rows,
-            columns: names.len(),
-            bytes: r.bytes()?,
-        });
-    }
-    Ok(out)
+    let rows = usize::try_from(r.uint()?).map_err(|_| PackError::Truncated)?;
+    Ok(Segment {
+        rows,
+        columns: names.len(),
+        bytes: &blob[r.at..],
+    })
 }
 
 impl Segment<'_> {
@@ -302,24 +303,6 @@ impl Segment<'_> {
         }
         Ok(())
     }
-}
-
-/// Reads a whole pack of the columns `names` in order, handing each row's
-/// values to `each`; returns the number of rows.
-pub fn unpack<S: AsRef<str>>(
-    pack: &[u8],
-    names: &[S],
-    mut each: impl FnMut(&[ValueRef]),
-) -> Result<u64, PackError> {
-    let mut rows = 0;
-    for segment in segments(pack, names)? {
-        segment.rows(|values| {
-            each(values);
-            true
-        })?;
-        rows += segment.rows as u64;
-    }
-    Ok(rows)
 }
 
 struct Reader<'a> {
@@ -410,19 +393,30 @@ mod tests {
             .collect()
     }
 
-    fn pack_of(names: &[&str], rows: &[Vec<Value>]) -> Vec<u8> {
+    /// The segments of `rows`, as the ingest takes them.
+    fn pack_of(names: &[&str], rows: &[Vec<Value>]) -> Vec<Vec<u8>> {
         let mut p = Packer::new(names);
+        let mut out = Vec::new();
         for row in rows {
             p.push(row.iter().map(ValueRef::from));
+            out.extend(p.full());
         }
+        out.extend(p.rest());
         assert_eq!(p.rows(), rows.len() as u64);
-        p.finish()
+        out.into_iter().map(|(_, b)| b).collect()
     }
 
-    fn unpacked(names: &[&str], pack: &[u8]) -> Result<Vec<Vec<Value>>, PackError> {
+    fn unpacked(names: &[&str], segments: &[Vec<u8>]) -> Result<Vec<Vec<Value>>, PackError> {
         let mut out = Vec::new();
-        let n = unpack(pack, names, |v| out.push(owned(v)))?;
-        assert_eq!(n, out.len() as u64);
+        for blob in segments {
+            let seg = segment(blob, names)?;
+            let before = out.len();
+            seg.rows(|v| {
+                out.push(owned(v));
+                true
+            })?;
+            assert_eq!(out.len() - before, seg.rows);
+        }
         Ok(out)
     }
 
@@ -485,7 +479,10 @@ mod tests {
         let mut p = Packer::new(&names);
         p.push([ValueRef::Integer(1)]);
         p.push([1, 2, 3].map(ValueRef::Integer));
-        let back = unpacked(&names, &p.finish()).unwrap();
+        assert!(p.full().is_none());
+        let (n, blob) = p.rest().unwrap();
+        assert_eq!(n, 2);
+        let back = unpacked(&names, &[blob]).unwrap();
         assert_eq!(
             back,
             vec![
@@ -493,11 +490,11 @@ mod tests {
                 vec![Value::Integer(1), Value::Integer(2)]
             ]
         );
-        assert_eq!(unpacked(&names, &pack_of(&names, &[])).unwrap().len(), 0);
+        assert!(pack_of(&names, &[]).is_empty());
     }
 
-    /// Rows past a segment's end start afresh and still read back in order;
-    /// each segment decodes on its own.
+    /// Rows past a segment's end start a new one, afresh, and still read back
+    /// in order; each segment decodes on its own.
     #[test]
     fn segments_split_the_rows_and_decode_alone() {
         let names = ["seq", "id", "case"];
@@ -511,25 +508,19 @@ mod tests {
                 ]
             })
             .collect();
-        let pack = pack_of(&names, &rows);
-        assert_eq!(unpacked(&names, &pack).unwrap(), rows);
-        let segs = segments(&pack, &names).unwrap();
-        assert_eq!(
-            segs.iter().map(|s| s.rows).collect::<Vec<_>>(),
-            [SEGMENT_ROWS as usize, SEGMENT_ROWS as usize, 7]
-        );
+        let segs = pack_of(&names, &rows);
+        assert_eq!(unpacked(&names, &segs).unwrap(), rows);
+        let sizes: Vec<usize> = segs
+            .iter()
+            .map(|b| segment(b, &names).unwrap().rows)
+            .collect();
+        assert_eq!(sizes, [SEGMENT_ROWS as usize, SEGMENT_ROWS as usize, 7]);
         // The last segment alone: its first row is whole, not a difference.
-        let mut last = Vec::new();
-        segs[2]
-            .rows(|v| {
-                last.push(owned(v));
-                true
-            })
-            .unwrap();
-        assert_eq!(last, rows[n - 7..]);
+        assert_eq!(unpacked(&names, &segs[2..]).unwrap(), rows[n - 7..]);
         // Repeats cost a byte: three columns of mostly repeated or counting
         // values stay far below their text size.
-        assert!(pack.len() < n * 16, "{} bytes for {n} rows", pack.len());
+        let bytes: usize = segs.iter().map(Vec::len).sum();
+        assert!(bytes < n * 16, "{bytes} bytes for {n} rows");
     }
 
     /// A reader stops when told to.
@@ -537,8 +528,8 @@ mod tests {
     fn a_reader_stops_early() {
         let names = ["a"];
         let rows: Vec<Vec<Value>> = (0..10).map(|i| vec![Value::Integer(i)]).collect();
-        let pack = pack_of(&names, &rows);
-        let seg = segments(&pack, &names).unwrap()[0];
+        let segs = pack_of(&names, &rows);
+        let seg = segment(&segs[0], &names).unwrap();
         let mut seen = 0;
         seg.rows(|_| {
             seen += 1;
@@ -556,31 +547,32 @@ mod tests {
         let rows: Vec<Vec<Value>> = (0..50)
             .map(|i| vec![Value::Integer(i), Value::Text(format!("t{i}"))])
             .collect();
-        let pack = pack_of(&names, &rows);
-        assert_eq!(unpacked(&["a"], &pack), Err(PackError::Columns));
-        assert_eq!(unpacked(&["a", "c"], &pack), Err(PackError::Columns));
-        assert_eq!(unpacked(&[], &pack), Err(PackError::Columns));
+        let segs = pack_of(&names, &rows);
+        assert_eq!(segs.len(), 1);
+        let pack = segs[0].clone();
+        let read = |names: &[&str], blob: &[u8]| unpacked(names, &[blob.to_vec()]);
+        assert_eq!(read(&["a"], &pack), Err(PackError::Columns));
+        assert_eq!(read(&["a", "c"], &pack), Err(PackError::Columns));
+        assert_eq!(read(&[], &pack), Err(PackError::Columns));
         let mut v2 = pack.clone();
         v2[4] = 2;
-        assert_eq!(unpacked(&names, &v2), Err(PackError::Version(2)));
-        assert_eq!(unpacked(&names, b"SQLite format 3"), Err(PackError::Magic));
-        assert_eq!(unpacked(&names, b""), Err(PackError::Truncated));
-        // A cut is refused, or (at a segment's end) reads fewer rows, never
-        // other ones: the reader checks the count against the run's.
+        assert_eq!(read(&names, &v2), Err(PackError::Version(2)));
+        assert_eq!(read(&names, b"SQLite format 3"), Err(PackError::Magic));
+        assert_eq!(read(&names, b""), Err(PackError::Truncated));
+        // Every cut is refused: a segment knows its row count.
         for cut in 0..pack.len() {
-            if let Ok(back) = unpacked(&names, &pack[..cut]) {
-                assert!(
-                    back.len() < rows.len() && back == rows[..back.len()],
-                    "cut at {cut}"
-                );
-            }
+            assert!(read(&names, &pack[..cut]).is_err(), "cut at {cut}");
         }
+        // Bytes after the last row are refused too.
+        let mut long = pack.clone();
+        long.push(NULL);
+        assert_eq!(read(&names, &long), Err(PackError::Trailing));
         // Any byte changed either is refused or reads rows of the same shape.
         for at in 0..pack.len() {
             for x in [0u8, 1, 6, 0x80, 0xff] {
                 let mut bad = pack.clone();
                 bad[at] = x;
-                if let Ok(back) = unpacked(&names, &bad) {
+                if let Ok(back) = read(&names, &bad) {
                     assert!(back.iter().all(|r| r.len() == 2));
                 }
             }

@@ -32,13 +32,17 @@ pub struct Writer<'c> {
     inserts: Vec<Insert<'c>>,
     record: Insert<'c>,
     context: Statement<'c>,
-    pack: RequestPacker,
+    pack: RequestPacker<'c>,
 }
 
-/// Packs the analysis columns of the request rows as they are written.
-struct RequestPacker {
+/// Packs the analysis columns of the request rows as they are written, and
+/// stores each segment as soon as it is full.
+struct RequestPacker<'c> {
     /// The `requests` insert among the writer's.
     table: usize,
+    insert: Insert<'c>,
+    /// The number of the next segment.
+    segment: i64,
     /// Where each packed column's value is in a [`Row`], and whether the
     /// column is REAL (where SQLite stores an integer as a real, so the pack
     /// does).
@@ -58,8 +62,8 @@ enum Source {
     Extra,
 }
 
-impl RequestPacker {
-    fn new(conn: &Connection, table: usize) -> Result<Self, DbError> {
+impl<'c> RequestPacker<'c> {
+    fn new(conn: &'c Connection, table: usize) -> Result<Self, DbError> {
         let spec = &TABLES[table];
         let names = analysis_columns(conn)?;
         let mut source = Vec::with_capacity(names.len());
@@ -83,11 +87,32 @@ impl RequestPacker {
             let real = matches!(from, Source::Field(i) if spec.fields[i].1 == tables::Col::Real);
             source.push((from, real));
         }
+        let q = &sql::INGEST_INSERT_REQUEST_PACK;
         Ok(RequestPacker {
             table,
+            insert: Insert::prepare(conn, q.sql).map_err(DbError::query(q))?,
+            segment: 0,
             source,
             packer: Packer::new(&names),
         })
+    }
+
+    /// Stores a segment the packer closed.
+    fn store(&mut self, run_id: &str, segment: Option<(u64, Vec<u8>)>) -> Result<(), DbError> {
+        let Some((rows, body)) = segment else {
+            return Ok(());
+        };
+        let q = &sql::INGEST_INSERT_REQUEST_PACK;
+        self.insert
+            .run([
+                ValueRef::Text(run_id.as_bytes()),
+                ValueRef::Integer(self.segment),
+                ValueRef::Integer(rows as i64),
+                ValueRef::Blob(&body),
+            ])
+            .map_err(DbError::query(q))?;
+        self.segment += 1;
+        Ok(())
     }
 
     /// Packs a request row: the values its insert binds.
@@ -196,18 +221,21 @@ impl<'c> Writer<'c> {
             .chain([row.schema_version.bind(line)])
             .chain(row.fields.iter().map(|f| f.bind(line)))
             .chain([ValueRef::Integer(row.nulls), extra]);
-        if ti == self.pack.table {
-            self.pack.push(seq, &row);
-        }
         self.inserts[ti]
             .run(values)
-            .map_err(DbError::query(&spec.insert))
+            .map_err(DbError::query(&spec.insert))?;
+        if ti == self.pack.table {
+            self.pack.push(seq, &row);
+            let full = self.pack.packer.full();
+            self.pack.store(&self.run_id, full)?;
+        }
+        Ok(())
     }
 
-    /// Ends the writing: the pack of the request rows written, and how many
-    /// there were (for [`store_pack`], once the run's row is in).
-    pub fn into_pack(self) -> (u64, Vec<u8>) {
-        (self.pack.packer.rows(), self.pack.packer.finish())
+    /// Ends the writing: stores the last segment of the request rows' pack.
+    pub fn finish(mut self) -> Result<(), DbError> {
+        let rest = self.pack.packer.rest();
+        self.pack.store(&self.run_id, rest)
     }
 
     /// Stores a record that took the general path: encoded into the same
@@ -696,59 +724,61 @@ fn read_pack(
     out: &mut [Request],
 ) -> Result<bool, DbError> {
     use rayon::prelude::*;
-    use rusqlite::OptionalExtension;
     let q = &sql::LOAD_REQUEST_PACK;
     let names = analysis_columns(conn)?;
-    let template = Fill::new(spec);
     let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
-    let read = stmt
-        .query_row(rusqlite::named_params! {":run_id": run_id}, |row| {
-            let rows: i64 = row.get(0)?;
-            let ValueRef::Blob(body) = row.get_ref(1)? else {
-                return Ok(false);
-            };
-            let Ok(segments) = pack::segments(body, &names) else {
-                return Ok(false);
-            };
-            let total: usize = segments.iter().map(|s| s.rows).sum();
-            if usize::try_from(rows).ok() != Some(out.len()) || total != out.len() {
-                return Ok(false);
-            }
-            let mut jobs = Vec::with_capacity(segments.len());
-            let mut rest = &mut *out;
-            for segment in segments {
-                let (part, tail) = rest.split_at_mut(segment.rows);
-                jobs.push((segment, part));
-                rest = tail;
-            }
-            Ok(jobs.into_par_iter().all(|(segment, part)| {
-                let mut fill = template.fresh();
-                let mut filled = 0;
-                let done = segment.rows(|values| {
-                    let (Some(r), Ok(values)) = (part.get_mut(filled), values.try_into()) else {
-                        return false;
-                    };
-                    fill.fill(r, values);
-                    filled += 1;
-                    true
-                });
-                done.is_ok() && filled == part.len()
-            }))
+    let blobs: Vec<(i64, i64, Vec<u8>)> = stmt
+        .query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
         })
-        .optional()
+        .and_then(|rows| rows.collect())
         .map_err(DbError::query(q))?;
-    if read == Some(true) {
-        return Ok(true);
+    if blobs.is_empty() {
+        return Ok(false);
     }
-    if read.is_some() {
+    // The segments in order, each whole, their rows the run's.
+    let mut segments = Vec::with_capacity(blobs.len());
+    for (i, (number, rows, body)) in blobs.iter().enumerate() {
+        match pack::segment(body, &names) {
+            Ok(seg) if *number == i as i64 && usize::try_from(*rows).ok() == Some(seg.rows) => {
+                segments.push(seg)
+            }
+            _ => return Ok(false),
+        }
+    }
+    if segments.iter().map(|s| s.rows).sum::<usize>() != out.len() {
+        return Ok(false);
+    }
+    let mut jobs = Vec::with_capacity(segments.len());
+    let mut rest = &mut *out;
+    for segment in segments {
+        let (part, tail) = rest.split_at_mut(segment.rows);
+        jobs.push((segment, part));
+        rest = tail;
+    }
+    let template = Fill::new(spec);
+    let read = jobs.into_par_iter().all(|(segment, part)| {
+        let mut fill = template.fresh();
+        let mut filled = 0;
+        let done = segment.rows(|values| {
+            let (Some(r), Ok(values)) = (part.get_mut(filled), values.try_into()) else {
+                return false;
+            };
+            fill.fill(r, values);
+            filled += 1;
+            true
+        });
+        done.is_ok() && filled == part.len()
+    });
+    if !read {
         out.par_iter_mut().for_each(|r| *r = Request::empty(0));
     }
-    Ok(false)
+    Ok(read)
 }
 
 /// Packs a run's request rows as they are stored (what the ingest packs as it
-/// writes them).
-pub fn pack_rows(conn: &Connection, run_id: &str) -> Result<(u64, Vec<u8>), DbError> {
+/// writes them): the segments, each with its row count.
+pub fn pack_rows(conn: &Connection, run_id: &str) -> Result<Vec<(u64, Vec<u8>)>, DbError> {
     let q = &sql::LOAD_REQUESTS_ANALYSIS;
     let names = analysis_columns(conn)?;
     let params = [
@@ -758,20 +788,32 @@ pub fn pack_rows(conn: &Connection, run_id: &str) -> Result<(u64, Vec<u8>), DbEr
     ];
     let mut rows = Select::prepare(conn, q.sql, &params).map_err(DbError::query(q))?;
     let mut packer = Packer::new(&names);
+    let mut segments = Vec::new();
     while let Some(row) = rows.step().map_err(DbError::query(q))? {
         packer.push((0..names.len()).map(|i| row.get(i)));
+        segments.extend(packer.full());
     }
-    Ok((packer.rows(), packer.finish()))
+    segments.extend(packer.rest());
+    Ok(segments)
 }
 
-/// Stores (or replaces) a run's pack.
-pub fn store_pack(conn: &Connection, run_id: &str, rows: u64, body: &[u8]) -> Result<(), DbError> {
+/// Stores a run's pack (its segments, with their row counts), replacing any.
+pub fn store_pack(
+    conn: &Connection,
+    run_id: &str,
+    segments: &[(u64, Vec<u8>)],
+) -> Result<(), DbError> {
+    let q = &sql::INGEST_DELETE_REQUEST_PACK;
+    conn.execute(q.sql, rusqlite::named_params! {":run_id": run_id})
+        .map_err(DbError::query(q))?;
     let q = &sql::INGEST_INSERT_REQUEST_PACK;
-    conn.execute(
-        q.sql,
-        rusqlite::named_params! {":run_id": run_id, ":requests": rows as i64, ":body": body},
-    )
-    .map_err(DbError::query(q))?;
+    for (i, (rows, body)) in segments.iter().enumerate() {
+        conn.execute(
+            q.sql,
+            rusqlite::named_params! {":run_id": run_id, ":segment": i as i64, ":requests": *rows as i64, ":body": body},
+        )
+        .map_err(DbError::query(q))?;
+    }
     Ok(())
 }
 
@@ -891,7 +933,7 @@ mod tests {
             |r| r.get::<_, i64>(0),
         )
         .unwrap()
-            == 1
+            > 0
     }
 
     /// An edit of the rows made with SQL drops the run's pack, so the next
@@ -917,8 +959,7 @@ mod tests {
             "DELETE FROM requests WHERE request_id = 'r4'",
             "INSERT INTO requests (run_id, seq, case_key, status_key, request_id) SELECT run_id, 100, 'c', 'ok', 'r9' FROM runs",
         ] {
-            let (rows, body) = pack_rows(&conn, &run).unwrap();
-            store_pack(&conn, &run, rows, &body).unwrap();
+            store_pack(&conn, &run, &pack_rows(&conn, &run).unwrap()).unwrap();
             assert!(has_pack(&conn, &run));
             conn.execute(edit, []).unwrap();
             assert!(!has_pack(&conn, &run), "{edit}");
@@ -932,29 +973,40 @@ mod tests {
         assert_eq!(ids, ["r0", "r1", "r2", "r3", "r9"]);
     }
 
-    /// A pack that does not fit the run (another row count, damaged bytes)
-    /// is passed over for the rows.
+    /// A pack that does not fit the run (another row count, damaged bytes, a
+    /// segment missing) is passed over for the rows.
     #[test]
     fn a_pack_that_does_not_fit_is_passed_over() {
         let dir = tempfile::tempdir().unwrap();
         let (conn, run) = packed_run(dir.path());
         let want = format!("{:?}", load_run(&conn, &run).unwrap().requests);
-        let (rows, body) = pack_rows(&conn, &run).unwrap();
+        let good = pack_rows(&conn, &run).unwrap();
+        assert_eq!(good.len(), 1);
+        let (rows, body) = good[0].clone();
         let mut damaged = body.clone();
         let last = damaged.len() - 1;
         damaged[last] ^= 0x55;
         let mut cut = body.clone();
         cut.truncate(body.len() - 3);
-        for (n, b) in [
-            (rows + 1, &body),
-            (rows, &damaged),
-            (rows, &cut),
-            (rows, &vec![]),
-        ] {
-            store_pack(&conn, &run, n, b).unwrap();
+        let wrong: Vec<Vec<(u64, Vec<u8>)>> = vec![
+            vec![(rows + 1, body.clone())],
+            vec![(rows, damaged)],
+            vec![(rows, cut)],
+            vec![(rows, Vec::new())],
+            vec![(rows, body.clone()), (rows, body.clone())],
+        ];
+        for pack in wrong {
+            store_pack(&conn, &run, &pack).unwrap();
+            assert!(has_pack(&conn, &run));
             let got = format!("{:?}", load_run(&conn, &run).unwrap().requests);
             assert_eq!(got, want);
         }
+        // A segment numbered out of order.
+        store_pack(&conn, &run, &good).unwrap();
+        conn.execute("UPDATE request_packs SET segment = 1", [])
+            .unwrap();
+        let got = format!("{:?}", load_run(&conn, &run).unwrap().requests);
+        assert_eq!(got, want);
     }
 
     /// A scratch ingest skips the digest only: the run reads back the same.

@@ -462,7 +462,8 @@ fn write_artifact(
             writer = Some(w);
         }
     }
-    let pack = writer.map(Writer::into_pack);
+    // (Consumed whole, so its borrow of the transaction ends here.)
+    writer.map(Writer::finish).transpose()?;
     let run_id = facts.run_id.clone().unwrap_or_default();
     if let Sink::Skip {
         existing_sha,
@@ -507,9 +508,6 @@ fn write_artifact(
         },
     )
     .map_err(DbError::query(&sql::INGEST_INSERT_RUN))?;
-    if let Some((rows, body)) = pack {
-        crate::db::store::store_pack(&tx, &run_id, rows, &body)?;
-    }
     tx.commit()
         .map_err(DbError::query(&sql::INGEST_INSERT_RUN))?;
     Ok(Ingested {
