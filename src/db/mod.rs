@@ -309,26 +309,31 @@ mod tests {
         assert!(err.contains("newer than this stormlog"), "{err}");
     }
 
+    /// Writes a database at `path` as schema version `version` left it, with
+    /// the rows `rows` (SQL) in it.
+    fn old_database(path: &Path, version: usize, rows: &str) {
+        let mut conn = Connection::open(path).unwrap();
+        let tx = conn.transaction().unwrap();
+        for (_, sql) in &MIGRATIONS[..version] {
+            tx.execute_batch(sql).unwrap();
+        }
+        tx.pragma_update(None, "user_version", version as i64)
+            .unwrap();
+        tx.execute_batch(rows).unwrap();
+        tx.commit().unwrap();
+    }
+
     #[test]
     fn requests_written_before_0003_keep_their_rows_key_and_views() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("v2.db");
-        {
-            // A database as schema version 2 left it, with two requests.
-            let mut conn = Connection::open(&path).unwrap();
-            let tx = conn.transaction().unwrap();
-            for (_, sql) in &MIGRATIONS[..2] {
-                tx.execute_batch(sql).unwrap();
-            }
-            tx.pragma_update(None, "user_version", 2).unwrap();
-            tx.execute_batch(
-                "INSERT INTO runs (run_id, ingested_at) VALUES ('r', 'now');
-                 INSERT INTO requests (run_id, seq, case_key, status_key, request_id, ttft_ms)
-                 VALUES ('r', 7, 'c', 'ok', 'second', 2.5), ('r', 3, 'c', 'ok', 'first', 1.5);",
-            )
-            .unwrap();
-            tx.commit().unwrap();
-        }
+        old_database(
+            &path,
+            2,
+            "INSERT INTO runs (run_id, ingested_at) VALUES ('r', 'now');
+             INSERT INTO requests (run_id, seq, case_key, status_key, request_id, ttft_ms)
+             VALUES ('r', 7, 'c', 'ok', 'second', 2.5), ('r', 3, 'c', 'ok', 'first', 1.5);",
+        );
         let conn = open(&path, Mode::ReadWrite).unwrap();
         let v: i64 = conn
             .pragma_query_value(None, "user_version", |r| r.get(0))
@@ -375,21 +380,13 @@ mod tests {
     fn runs_stored_before_0004_are_packed_by_the_migration() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("v3.db");
-        {
-            let mut conn = Connection::open(&path).unwrap();
-            let tx = conn.transaction().unwrap();
-            for (_, sql) in &MIGRATIONS[..3] {
-                tx.execute_batch(sql).unwrap();
-            }
-            tx.pragma_update(None, "user_version", 3).unwrap();
-            tx.execute_batch(
-                "INSERT INTO runs (run_id, ingested_at) VALUES ('r', 'now'), ('empty', 'now');
-                 INSERT INTO requests (run_id, seq, case_key, status_key, request_id, ttft_ms)
-                 VALUES ('r', 7, 'c', 'ok', 'second', 2), ('r', 3, 'c', 'ok', 'first', 1.5);",
-            )
-            .unwrap();
-            tx.commit().unwrap();
-        }
+        old_database(
+            &path,
+            3,
+            "INSERT INTO runs (run_id, ingested_at) VALUES ('r', 'now'), ('empty', 'now');
+             INSERT INTO requests (run_id, seq, case_key, status_key, request_id, ttft_ms)
+             VALUES ('r', 7, 'c', 'ok', 'second', 2), ('r', 3, 'c', 'ok', 'first', 1.5);",
+        );
         let conn = open(&path, Mode::ReadWrite).unwrap();
         let packs: Vec<(String, i64, i64, Vec<u8>)> = conn
             .prepare("SELECT run_id, segment, requests, body FROM request_packs ORDER BY run_id")
