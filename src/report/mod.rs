@@ -67,6 +67,37 @@ impl Report {
     }
 }
 
+/// What the run's summary and the server join need of a case, counted in
+/// the case's own pass (beside its blocks) rather than in passes over the
+/// whole run after them.
+struct CaseTally {
+    /// Measured requests of the case.
+    requests: usize,
+    /// Unsuccessful ones, by status.
+    failed: std::collections::BTreeMap<String, i64>,
+    /// First start and last end of the successful ones (the join's window).
+    window: Option<(i64, i64)>,
+}
+
+impl CaseTally {
+    fn of(reqs: &[&Request]) -> Self {
+        let mut failed: std::collections::BTreeMap<String, i64> = Default::default();
+        let mut window: Option<(i64, i64)> = None;
+        for r in reqs {
+            if !r.is_ok() {
+                *failed.entry(r.status.to_string()).or_insert(0) += 1;
+            } else if let (Some(s), Some(e)) = (r.started_at_ns(), r.ended_at_ns()) {
+                window = Some(window.map_or((s, e), |(a, b)| (a.min(s), b.max(e))));
+            }
+        }
+        CaseTally {
+            requests: reqs.len(),
+            failed,
+            window,
+        }
+    }
+}
+
 /// Builds the report of a loaded run (report.md §1, in the reference's order).
 pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
     use crate::exit::Exit;
@@ -168,11 +199,12 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
         ("client.tpot", "client"),
     ];
     // Server latency metrics appear once any measured request has a trusted span.
-    let any_trusted_span = data.measured().any(|r| {
-        r.x_request_id
-            .as_str()
-            .is_some_and(|x| span_join.joined.contains_key(x))
-    });
+    let any_trusted_span = !span_join.joined.is_empty()
+        && data.measured().any(|r| {
+            r.x_request_id
+                .as_str()
+                .is_some_and(|x| span_join.joined.contains_key(x))
+        });
     if any_trusted_span {
         metric_keys.extend([
             ("server.ttft", "server"),
@@ -202,17 +234,18 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
         .map(|((k, b), f)| (*k, *b, f.as_ref()))
         .collect();
     let policy = selected.policy.as_ref().zip(selected.source);
-    let built: Vec<(String, Value)> = {
+    let built: Vec<(String, Value, CaseTally)> = {
         use rayon::prelude::*;
         by_case
             .par_iter()
             .map(|(key, reqs)| {
                 // The blocks are independent passes over the case's requests:
-                // the latency block (a sort per metric) beside the population
-                // and figures, beside the arrival, prompt and stream passes.
+                // the latency block (a sort per metric) and the case's tally
+                // beside the population and figures, beside the arrival,
+                // prompt and stream passes.
                 let window = ctx.windows.get(key).copied();
-                let (latency, ((mut c, pop, rate), passes)) = rayon::join(
-                    || case::latency(reqs, &metrics),
+                let ((latency, tally), ((mut c, pop, rate), passes)) = rayon::join(
+                    || (case::latency(reqs, &metrics), CaseTally::of(reqs)),
                     || {
                         rayon::join(
                             || {
@@ -254,26 +287,27 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
                 }
                 c.insert("population".into(), pop.population);
                 c.insert("intervals".into(), pop.intervals);
-                (key.clone(), Value::Object(c))
+                (key.clone(), Value::Object(c), tally)
             })
             .collect()
     };
-    let mut cases: Map<String, Value> = built.into_iter().collect();
+    let mut cases = Map::new();
+    let mut windows: Vec<crate::join::CaseWindow> = Vec::with_capacity(built.len());
+    let (mut total, mut failed) = (0usize, 0usize);
+    let mut by_status: std::collections::BTreeMap<String, i64> = Default::default();
+    for (key, case, tally) in built {
+        total += tally.requests;
+        for (status, n) in tally.failed {
+            failed += n as usize;
+            *by_status.entry(status).or_insert(0) += n;
+        }
+        windows.push(crate::join::CaseWindow {
+            case_key: key.clone(),
+            window: tally.window,
+        });
+        cases.insert(key, case);
+    }
     // The server join (server-join.md): placement, coverage, per-case memory.
-    let windows: Vec<crate::join::CaseWindow> = by_case
-        .iter()
-        .map(|(key, reqs)| {
-            let b: Vec<(i64, i64)> = reqs
-                .iter()
-                .filter(|r| r.is_ok())
-                .filter_map(|r| Some((r.started_at_ns()?, r.ended_at_ns()?)))
-                .collect();
-            crate::join::CaseWindow {
-                case_key: key.clone(),
-                window: b.iter().map(|x| x.0).min().zip(b.iter().map(|x| x.1).max()),
-            }
-        })
-        .collect();
     let join_records: Vec<Value> = data
         .records
         .iter()
@@ -304,17 +338,10 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
             mem.insert_into(m);
         }
     }
-    let measured: Vec<&Request> = data.measured().collect();
-    let failed: Vec<&&Request> = measured.iter().filter(|r| !r.is_ok()).collect();
-    let mut by_status: std::collections::BTreeMap<String, i64> = Default::default();
-    for r in &failed {
-        *by_status.entry(r.status.to_string()).or_insert(0) += 1;
-    }
-    let total = measured.len();
     let failure_rate = if total == 0 {
         0.0
     } else {
-        failed.len() as f64 / total as f64
+        failed as f64 / total as f64
     };
     let mut extra_obs = Map::new();
     if let Some(records) = &vllm_records {
@@ -335,8 +362,8 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
         "observers": obs,
         "summary": {
             "total_requests": total,
-            "successful_requests": total - failed.len(),
-            "failed_requests": failed.len(),
+            "successful_requests": total - failed,
+            "failed_requests": failed,
             "failure_rate": failure_rate,
             "failures_by_status": by_status,
             "case_count": cases.len(),
