@@ -178,30 +178,43 @@ pub struct Request {
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct Numbers {
     present: u16,
-    ints: [i64; 4],
+    ints: [i64; INTS],
     reals: [f64; 9],
 }
 
+const INTS: usize = 4;
+
+/// The presence bit of a slot of [`Numbers`]: the ints' first, then the
+/// reals'.
+macro_rules! slot_bit {
+    (ints, $i:expr) => {
+        1u16 << $i
+    };
+    (reals, $i:expr) => {
+        1u16 << (INTS + $i)
+    };
+}
+
 /// Accessors of the optional numbers: `name() -> Option<T>` and
-/// `set_name(Option<T>)`, each with its slot and presence bit.
+/// `set_name(Option<T>)`, each with its slot (and the slot's presence bit).
 macro_rules! optional_numbers {
-    ($($(#[$doc:meta])* $name:ident, $set:ident: $ty:ty = $array:ident[$i:expr], bit $bit:expr;)*) => {
+    ($($(#[$doc:meta])* $name:ident, $set:ident: $ty:ty = $array:ident[$i:expr];)*) => {
         impl Request {
             $(
                 $(#[$doc])*
                 pub fn $name(&self) -> Option<$ty> {
-                    (self.numbers.present & (1 << $bit) != 0).then(|| self.numbers.$array[$i])
+                    (self.numbers.present & slot_bit!($array, $i) != 0).then(|| self.numbers.$array[$i])
                 }
 
                 pub fn $set(&mut self, value: Option<$ty>) {
                     match value {
                         Some(x) => {
                             self.numbers.$array[$i] = x;
-                            self.numbers.present |= 1 << $bit;
+                            self.numbers.present |= slot_bit!($array, $i);
                         }
                         None => {
                             self.numbers.$array[$i] = <$ty>::default();
-                            self.numbers.present &= !(1 << $bit);
+                            self.numbers.present &= !slot_bit!($array, $i);
                         }
                     }
                 }
@@ -212,19 +225,19 @@ macro_rules! optional_numbers {
 
 optional_numbers! {
     /// `request_index` when it is a JSON integer (booleans excluded).
-    request_index, set_request_index: i64 = ints[0], bit 0;
-    started_at_ns, set_started_at_ns: i64 = ints[1], bit 1;
-    ended_at_ns, set_ended_at_ns: i64 = ints[2], bit 2;
-    intended_at_ns, set_intended_at_ns: i64 = ints[3], bit 3;
-    e2e_latency_ms, set_e2e_latency_ms: f64 = reals[0], bit 4;
-    ttft_ms, set_ttft_ms: f64 = reals[1], bit 5;
-    first_chunk_latency_ms, set_first_chunk_latency_ms: f64 = reals[2], bit 6;
-    dispatch_lag_ms, set_dispatch_lag_ms: f64 = reals[3], bit 7;
-    prompt_tokens, set_prompt_tokens: f64 = reals[4], bit 8;
-    output_tokens, set_output_tokens: f64 = reals[5], bit 9;
-    total_tokens, set_total_tokens: f64 = reals[6], bit 10;
-    in_flight_at_dispatch, set_in_flight_at_dispatch: f64 = reals[7], bit 11;
-    shared_prefix_tokens, set_shared_prefix_tokens: f64 = reals[8], bit 12;
+    request_index, set_request_index: i64 = ints[0];
+    started_at_ns, set_started_at_ns: i64 = ints[1];
+    ended_at_ns, set_ended_at_ns: i64 = ints[2];
+    intended_at_ns, set_intended_at_ns: i64 = ints[3];
+    e2e_latency_ms, set_e2e_latency_ms: f64 = reals[0];
+    ttft_ms, set_ttft_ms: f64 = reals[1];
+    first_chunk_latency_ms, set_first_chunk_latency_ms: f64 = reals[2];
+    dispatch_lag_ms, set_dispatch_lag_ms: f64 = reals[3];
+    prompt_tokens, set_prompt_tokens: f64 = reals[4];
+    output_tokens, set_output_tokens: f64 = reals[5];
+    total_tokens, set_total_tokens: f64 = reals[6];
+    in_flight_at_dispatch, set_in_flight_at_dispatch: f64 = reals[7];
+    shared_prefix_tokens, set_shared_prefix_tokens: f64 = reals[8];
 }
 
 impl Request {
