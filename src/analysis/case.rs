@@ -187,19 +187,17 @@ fn configured_rate(w: Option<&Value>, case_key: &str) -> Value {
 /// 300,000 requests sorts 300,000 integers instead of filling a set of
 /// 300,000 strings (a third of the time).
 fn duplicates<'a>(values: impl Iterator<Item = &'a Value>) -> usize {
-    repeats(values.filter(|v| !v.is_null()).map(Key))
-}
-
-/// How many of `values` equal an earlier one (the values less the distinct
-/// ones).
-fn repeats<T: std::hash::Hash + Eq>(values: impl Iterator<Item = T>) -> usize {
     use std::hash::BuildHasher;
     let state = foldhash::fast::FixedState::default();
-    let mut hashed: Vec<(u64, T)> = Vec::with_capacity(values.size_hint().0);
-    hashed.extend(values.map(|v| (state.hash_one(&v), v)));
+    let mut hashed: Vec<(u64, Key)> = Vec::with_capacity(values.size_hint().0);
+    hashed.extend(
+        values
+            .filter(|v| !v.is_null())
+            .map(|v| (state.hash_one(Key(v)), Key(v))),
+    );
     hashed.sort_unstable_by_key(|(h, _)| *h);
     let mut dup = 0;
-    let mut seen: std::collections::HashSet<&T, foldhash::fast::FixedState> = Default::default();
+    let mut seen: HashSet<&Key, foldhash::fast::FixedState> = Default::default();
     for group in hashed.chunk_by(|a, b| a.0 == b.0) {
         if group.len() > 1 {
             seen.clear();
@@ -499,12 +497,14 @@ fn intervals(
 }
 
 /// `latency_ms`, `throughput`, `tokens`, `memory` (client-local) and `request_count` (§4.1).
+/// Returns the window of the successful requests (first start, last end),
+/// which the memory figures cover and the server join places the case by.
 pub fn request_figures(
     reqs: &[&Request],
     samples: &[SystemSample],
     rate_interval: &Value,
     out: &mut Map<String, Value>,
-) {
+) -> Option<(i64, i64)> {
     let ok: Vec<&Request> = reqs.iter().copied().filter(|r| r.is_ok()).collect();
     let [e2e_p50, e2e_p95, e2e_p99] = pcts(&nums(&ok, |r| r.e2e_latency_ms()), [50, 95, 99]);
     let [ttft_p50, ttft_p95, ttft_p99] = pcts(&nums(&ok, |r| r.ttft_ms()), [50, 95, 99]);
@@ -568,6 +568,7 @@ pub fn request_figures(
         json!({"observation_scope": "client_local", "peak_device_used_bytes": dev, "peak_process_rss_bytes": rss,
                "server_observations": {}, "server_coverage": {"status": "not_joined"}}),
     );
+    window
 }
 
 /// `arrivals` (§4.3).

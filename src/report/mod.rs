@@ -67,35 +67,26 @@ impl Report {
     }
 }
 
-/// What the run's summary and the server join need of a case, counted in
-/// the case's own pass (beside its blocks) rather than in passes over the
-/// whole run after them.
+/// What the run's summary and the server join need of a case, gathered in
+/// the case's own parallel work rather than in passes over the whole run
+/// after it.
 struct CaseTally {
     /// Measured requests of the case.
     requests: usize,
     /// Unsuccessful ones, by status.
     failed: std::collections::BTreeMap<String, i64>,
-    /// First start and last end of the successful ones (the join's window).
+    /// First start and last end of the successful ones (the join's window),
+    /// as the request figures found it.
     window: Option<(i64, i64)>,
 }
 
-impl CaseTally {
-    fn of(reqs: &[&Request]) -> Self {
-        let mut failed: std::collections::BTreeMap<String, i64> = Default::default();
-        let mut window: Option<(i64, i64)> = None;
-        for r in reqs {
-            if !r.is_ok() {
-                *failed.entry(r.status.to_string()).or_insert(0) += 1;
-            } else if let (Some(s), Some(e)) = (r.started_at_ns(), r.ended_at_ns()) {
-                window = Some(window.map_or((s, e), |(a, b)| (a.min(s), b.max(e))));
-            }
-        }
-        CaseTally {
-            requests: reqs.len(),
-            failed,
-            window,
-        }
+/// The case's unsuccessful requests, by status.
+fn failed_by_status(reqs: &[&Request]) -> std::collections::BTreeMap<String, i64> {
+    let mut failed: std::collections::BTreeMap<String, i64> = Default::default();
+    for r in reqs.iter().filter(|r| !r.is_ok()) {
+        *failed.entry(r.status.to_string()).or_insert(0) += 1;
     }
+    failed
 }
 
 /// Builds the report of a loaded run (report.md §1, in the reference's order).
@@ -244,8 +235,8 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
                 // beside the population and figures, beside the arrival,
                 // prompt and stream passes.
                 let window = ctx.windows.get(key).copied();
-                let ((latency, tally), ((mut c, pop, rate), passes)) = rayon::join(
-                    || (case::latency(reqs, &metrics), CaseTally::of(reqs)),
+                let ((latency, failed), ((mut c, pop, rate, ok_window), passes)) = rayon::join(
+                    || (case::latency(reqs, &metrics), failed_by_status(reqs)),
                     || {
                         rayon::join(
                             || {
@@ -253,8 +244,9 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
                                 let pop = case::population(&ctx, key, reqs);
                                 let rate =
                                     pop.intervals.get("rate").cloned().unwrap_or(Value::Null);
-                                case::request_figures(reqs, &data.samples, &rate, &mut c);
-                                (c, pop, rate)
+                                let ok_window =
+                                    case::request_figures(reqs, &data.samples, &rate, &mut c);
+                                (c, pop, rate, ok_window)
                             },
                             || {
                                 [
@@ -287,6 +279,11 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
                 }
                 c.insert("population".into(), pop.population);
                 c.insert("intervals".into(), pop.intervals);
+                let tally = CaseTally {
+                    requests: reqs.len(),
+                    failed,
+                    window: ok_window,
+                };
                 (key.clone(), Value::Object(c), tally)
             })
             .collect()
