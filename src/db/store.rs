@@ -35,14 +35,43 @@ pub struct Writer<'c> {
     pack: RequestPacker<'c>,
 }
 
+/// Stores a run's pack segments in order, numbering them from 0.
+struct SegmentWriter<'c> {
+    insert: Insert<'c>,
+    next: i64,
+}
+
+impl<'c> SegmentWriter<'c> {
+    fn new(conn: &'c Connection) -> Result<Self, DbError> {
+        let q = &sql::INGEST_INSERT_REQUEST_PACK;
+        Ok(SegmentWriter {
+            insert: Insert::prepare(conn, q.sql).map_err(DbError::query(q))?,
+            next: 0,
+        })
+    }
+
+    /// Stores the next segment: its rows and packed bytes.
+    fn store(&mut self, run_id: &str, rows: u64, body: &[u8]) -> Result<(), DbError> {
+        let q = &sql::INGEST_INSERT_REQUEST_PACK;
+        self.insert
+            .run([
+                ValueRef::Text(run_id.as_bytes()),
+                ValueRef::Integer(self.next),
+                ValueRef::Integer(rows as i64),
+                ValueRef::Blob(body),
+            ])
+            .map_err(DbError::query(q))?;
+        self.next += 1;
+        Ok(())
+    }
+}
+
 /// Packs the analysis columns of the request rows as they are written, and
 /// stores each segment as soon as it is full.
 struct RequestPacker<'c> {
     /// The `requests` insert among the writer's.
     table: usize,
-    insert: Insert<'c>,
-    /// The number of the next segment.
-    segment: i64,
+    segments: SegmentWriter<'c>,
     /// Where each packed column's value is in a [`Row`], and whether the
     /// column is REAL (where SQLite stores an integer as a real, so the pack
     /// does).
@@ -87,11 +116,9 @@ impl<'c> RequestPacker<'c> {
             let real = matches!(from, Source::Field(i) if spec.fields[i].1 == tables::Col::Real);
             source.push((from, real));
         }
-        let q = &sql::INGEST_INSERT_REQUEST_PACK;
         Ok(RequestPacker {
             table,
-            insert: Insert::prepare(conn, q.sql).map_err(DbError::query(q))?,
-            segment: 0,
+            segments: SegmentWriter::new(conn)?,
             source,
             packer: Packer::new(&names),
         })
@@ -99,20 +126,10 @@ impl<'c> RequestPacker<'c> {
 
     /// Stores a segment the packer closed.
     fn store(&mut self, run_id: &str, segment: Option<(u64, Vec<u8>)>) -> Result<(), DbError> {
-        let Some((rows, body)) = segment else {
-            return Ok(());
-        };
-        let q = &sql::INGEST_INSERT_REQUEST_PACK;
-        self.insert
-            .run([
-                ValueRef::Text(run_id.as_bytes()),
-                ValueRef::Integer(self.segment),
-                ValueRef::Integer(rows as i64),
-                ValueRef::Blob(&body),
-            ])
-            .map_err(DbError::query(q))?;
-        self.segment += 1;
-        Ok(())
+        match segment {
+            Some((rows, body)) => self.segments.store(run_id, rows, &body),
+            None => Ok(()),
+        }
     }
 
     /// Packs a request row: the values its insert binds.
@@ -540,12 +557,7 @@ fn read_requests(
     out: &mut [Request],
 ) -> Result<usize, DbError> {
     let q = &sql::LOAD_REQUESTS_ANALYSIS;
-    let params = [
-        (":run_id", ValueRef::Text(run_id.as_bytes())),
-        (":from", ValueRef::Integer(from)),
-        (":to", ValueRef::Integer(to)),
-    ];
-    let mut rows = Select::prepare(conn, q.sql, &params).map_err(DbError::query(q))?;
+    let mut rows = analysis_rows(conn, run_id, from, to)?;
     let n = rows.columns();
     if n != ANALYSIS_COLUMNS {
         return Err(DbError::Other(format!(
@@ -569,6 +581,22 @@ fn read_requests(
         filled += 1;
     }
     Ok(filled)
+}
+
+/// The analysis columns of a run's requests with `from <= seq < to`, in order.
+fn analysis_rows<'c>(
+    conn: &'c Connection,
+    run_id: &str,
+    from: i64,
+    to: i64,
+) -> Result<Select<'c>, DbError> {
+    let q = &sql::LOAD_REQUESTS_ANALYSIS;
+    let params = [
+        (":run_id", ValueRef::Text(run_id.as_bytes())),
+        (":from", ValueRef::Integer(from)),
+        (":to", ValueRef::Integer(to)),
+    ];
+    Select::prepare(conn, q.sql, &params).map_err(DbError::query(q))
 }
 
 /// The number of columns of queries/load/requests_analysis.sql.
@@ -780,12 +808,7 @@ fn read_pack(
 pub fn pack_rows(conn: &Connection, run_id: &str) -> Result<Vec<(u64, Vec<u8>)>, DbError> {
     let q = &sql::LOAD_REQUESTS_ANALYSIS;
     let names = analysis_columns(conn)?;
-    let params = [
-        (":run_id", ValueRef::Text(run_id.as_bytes())),
-        (":from", ValueRef::Integer(i64::MIN)),
-        (":to", ValueRef::Integer(i64::MAX)),
-    ];
-    let mut rows = Select::prepare(conn, q.sql, &params).map_err(DbError::query(q))?;
+    let mut rows = analysis_rows(conn, run_id, i64::MIN, i64::MAX)?;
     let mut packer = Packer::new(&names);
     let mut segments = Vec::new();
     while let Some(row) = rows.step().map_err(DbError::query(q))? {
@@ -805,13 +828,9 @@ pub fn store_pack(
     let q = &sql::INGEST_DELETE_REQUEST_PACK;
     conn.execute(q.sql, rusqlite::named_params! {":run_id": run_id})
         .map_err(DbError::query(q))?;
-    let q = &sql::INGEST_INSERT_REQUEST_PACK;
-    for (i, (rows, body)) in segments.iter().enumerate() {
-        conn.execute(
-            q.sql,
-            rusqlite::named_params! {":run_id": run_id, ":segment": i as i64, ":requests": *rows as i64, ":body": body},
-        )
-        .map_err(DbError::query(q))?;
+    let mut writer = SegmentWriter::new(conn)?;
+    for (rows, body) in segments {
+        writer.store(run_id, *rows, body)?;
     }
     Ok(())
 }
