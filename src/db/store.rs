@@ -798,7 +798,8 @@ fn read_pack(
         done.is_ok() && filled == part.len()
     });
     if !read {
-        out.par_iter_mut().for_each(|r| *r = Request::empty(0));
+        let blank = Request::empty(0);
+        out.par_iter_mut().for_each(|r| r.clone_from(&blank));
     }
     Ok(read)
 }
