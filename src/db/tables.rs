@@ -352,16 +352,21 @@ pub fn field_index(table: usize, key: &str) -> Option<usize> {
     const SLOTS: usize = 256; // a power of two, over four times the widest table
     static INDEX: OnceLock<Vec<[u8; SLOTS]>> = OnceLock::new();
     // The length and the first and last eight bytes tell the columns apart
-    // cheaply; probing and the comparison settle the rest.
+    // cheaply; probing and the comparison settle the rest. The words are
+    // fixed-size loads (a key shorter than eight bytes is folded byte by
+    // byte): a variable-length copy into a buffer was a call to memcpy.
     fn slot_hash(key: &str) -> usize {
         let b = key.as_bytes();
-        let word = |part: &[u8]| {
-            let mut w = [0u8; 8];
-            w[..part.len()].copy_from_slice(part);
-            u64::from_le_bytes(w)
+        let (head, tail) = match (b.first_chunk::<8>(), b.last_chunk::<8>()) {
+            (Some(head), Some(tail)) => (u64::from_le_bytes(*head), u64::from_le_bytes(*tail)),
+            _ => {
+                let w = b
+                    .iter()
+                    .rev()
+                    .fold(0u64, |w, &byte| (w << 8) | u64::from(byte));
+                (w, w)
+            }
         };
-        let head = word(&b[..b.len().min(8)]);
-        let tail = word(&b[b.len().saturating_sub(8)..]);
         let h =
             (head ^ tail.rotate_left(29) ^ (b.len() as u64)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         (h >> 40) as usize
