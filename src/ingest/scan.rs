@@ -129,8 +129,24 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// Skips a run of ASCII digits, eight bytes at a time (timestamps and
+    /// float fractions are long runs); returns how many there were.
     fn digits(&mut self) -> usize {
+        const ONES: u64 = 0x0101_0101_0101_0101;
+        const HIGH: u64 = 0x8080_8080_8080_8080;
         let start = self.at;
+        while let Some(chunk) = self.bytes.get(self.at..).and_then(<[u8]>::first_chunk::<8>) {
+            // A digit byte xor '0' is 0..=9. Adding 0x76 to the low seven bits
+            // sets the high bit from 10 up (no carry leaves a byte); a high
+            // bit already set is a non-ASCII byte.
+            let t = u64::from_le_bytes(*chunk) ^ (ONES * u64::from(b'0'));
+            let hit = (((t & !HIGH) + ONES * 0x76) | t) & HIGH;
+            if hit != 0 {
+                self.at += (hit.trailing_zeros() / 8) as usize;
+                return self.at - start;
+            }
+            self.at += 8;
+        }
         while self.peek().is_some_and(|b| b.is_ascii_digit()) {
             self.at += 1;
         }
@@ -361,6 +377,32 @@ mod tests {
             for bad in ["\u{1}", "\t", "\u{1f}"] {
                 let line = format!(r#"{{"k": "{a}{bad}{b}"}}"#);
                 assert_eq!(ours(&line), None, "accepted: {line:?}");
+            }
+        }
+    }
+
+    /// The eight-bytes-at-a-time digit run ends exactly at the first byte
+    /// that is not a digit, including the bytes on either side of '0'..'9'.
+    #[test]
+    fn digit_runs_end_at_every_offset() {
+        for len in 1..24 {
+            let run: String = (0..len).map(|i| char::from(b'1' + (i % 9) as u8)).collect();
+            for number in [
+                run.clone(),
+                format!("-{run}"),
+                format!("0.{run}"),
+                format!("{run}.{run}e-{run}"),
+                format!("{run}E+7"),
+            ] {
+                let line = format!(r#"{{"n": {number}, "s": "x"}}"#);
+                assert_eq!(ours(&line), serde_members(&line), "{line}");
+            }
+            for stop in ['/', ':', ' ', ',', '\u{7f}', 'é', 'a', '}'] {
+                let line = format!(r#"{{"n": {run}{stop}"#);
+                let want = serde_members(&line);
+                assert_eq!(ours(&line), want, "{line}");
+                let line = format!(r#"{{"n": {run}{stop} 1}}"#);
+                assert_eq!(ours(&line), serde_members(&line), "{line}");
             }
         }
     }
