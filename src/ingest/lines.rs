@@ -19,6 +19,30 @@ pub fn utf8_message(bytes: &[u8], err: &std::str::Utf8Error, offset: u64) -> Str
     format!("'utf-8' codec can't decode byte 0x{byte:02x} in position {pos}: {reason}")
 }
 
+/// `BufRead::read_until(b'\n', buf)`, searching with the memchr crate's
+/// vectorized search (the standard library's is a word at a time, and every
+/// byte of the file goes through it).
+fn read_until_newline<R: BufRead>(inner: &mut R, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+    let mut read = 0;
+    loop {
+        let available = match inner.fill_buf() {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let (found, used) = match memchr::memchr(b'\n', available) {
+            Some(i) => (true, i + 1),
+            None => (available.is_empty(), available.len()),
+        };
+        buf.extend_from_slice(&available[..used]);
+        inner.consume(used);
+        read += used;
+        if found {
+            return Ok(read);
+        }
+    }
+}
+
 /// Where a line's bytes came from: their offset in the file and the
 /// terminators taken off them.
 struct Raw {
@@ -76,7 +100,7 @@ impl<R: BufRead> Lines<R> {
                 return Ok(Some(self.text_of(piece, None)));
             }
             self.buf.clear();
-            let n = self.inner.read_until(b'\n', &mut self.buf)?;
+            let n = read_until_newline(&mut self.inner, &mut self.buf)?;
             if n == 0 {
                 return Ok(None);
             }
@@ -110,7 +134,7 @@ impl<R: BufRead> Lines<R> {
                 skip_lf,
                 end,
             };
-            if !chunk.contains(&b'\r') {
+            if memchr::memchr(b'\r', &chunk).is_none() {
                 self.line_no += 1;
                 return Ok(Some(self.text_of(chunk, Some(&raw))));
             }
