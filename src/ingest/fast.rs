@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::scan::{self, Raw};
 
-use crate::db::tables::{self, Col, TableSpec, TABLES};
+use crate::db::tables::{self, same_key, Col, TableSpec, TABLES};
 use crate::pyjson;
 
 /// Run-level facts a line contributes (artifact.md §3.1, §3.3).
@@ -123,11 +123,63 @@ pub fn prepare(line: String) -> Prepared {
     if line.trim().is_empty() {
         return Prepared::Blank;
     }
-    let encoded = scan::members(&line).and_then(|members| fast(&line, &members));
+    let encoded = SHAPES.with_borrow_mut(|shapes| {
+        let (members, same) = scan::members_shaped(&line, &mut shapes.keys)?;
+        if !same {
+            // The roles were worked out for other keys.
+            shapes.roles.clear();
+            shapes.table = None;
+        }
+        fast(&line, &members, shapes)
+    });
     match encoded {
         Some(enc) => Prepared::Row(Box::new(Row { line, ..enc })),
         None => general(&line),
     }
+}
+
+/// What a member's key is to its table's row. It depends only on the key
+/// and the table, so lines of one shape (scan::Shape) share their roles.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Role {
+    EventType,
+    SchemaVersion,
+    /// `requests`' `case_id` and `status` (also their field index, if any):
+    /// they give the derived keys.
+    CaseId(Option<usize>),
+    Status(Option<usize>),
+    Field(usize),
+    Extra,
+}
+
+fn role_of(ti: usize, is_requests: bool, key: &str) -> Role {
+    if same_key(key, "event_type") {
+        return Role::EventType;
+    }
+    if same_key(key, "schema_version") {
+        return Role::SchemaVersion;
+    }
+    let index = tables::field_index(ti, key);
+    if is_requests && same_key(key, "case_id") {
+        Role::CaseId(index)
+    } else if is_requests && same_key(key, "status") {
+        Role::Status(index)
+    } else {
+        index.map_or(Role::Extra, Role::Field)
+    }
+}
+
+/// A preparing thread's memory of the last line it read: its keys, and
+/// their roles in `table` once a line of that shape was encoded for it.
+#[derive(Default)]
+struct Shapes {
+    keys: scan::Shape,
+    table: Option<usize>,
+    roles: Vec<Role>,
+}
+
+thread_local! {
+    static SHAPES: std::cell::RefCell<Shapes> = std::cell::RefCell::default();
 }
 
 fn general(line: &str) -> Prepared {
@@ -154,9 +206,54 @@ fn text_field(line: &str, s: Cow<'_, str>) -> Field {
     }
 }
 
-fn is_int_literal(t: &str) -> bool {
-    let digits = t.strip_prefix('-').unwrap_or(t);
-    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+/// The value of an integer literal (digits, an optional leading minus) that
+/// fits an i64; None for anything else (a fraction, an exponent, too big).
+/// Eight digits at a time: a request line holds about twenty integers, four
+/// of them 19-digit timestamps.
+fn int_literal(t: &str) -> Option<i64> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let (negative, digits) = match t.as_bytes() {
+        [b'-', rest @ ..] => (true, rest),
+        all => (false, all),
+    };
+    // JSON has no leading zeros, but the reading does not depend on it.
+    let zeros = digits.iter().take_while(|&&b| b == b'0').count();
+    let digits = &digits[zeros.min(digits.len().saturating_sub(1))..];
+    // 19 digits stay below 10^19 < 2^64: no step below can overflow.
+    if digits.is_empty() || digits.len() > 19 {
+        return None;
+    }
+    let mut value: u64 = 0;
+    let mut chunks = digits.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(chunk);
+        // Each byte 0..=9 after the xor; anything else flags its high bit
+        // (see the scanner's digit runs).
+        let t = u64::from_le_bytes(w) ^ (ONES * u64::from(b'0'));
+        if (((t & !HIGH) + ONES * 0x76) | t) & HIGH != 0 {
+            return None;
+        }
+        // The first digit is the lowest byte: combine pairs, quads, then
+        // the two halves.
+        let t = (t.wrapping_mul(10) + (t >> 8)) & 0x00ff_00ff_00ff_00ff;
+        let t = (t.wrapping_mul(100) + (t >> 16)) & 0x0000_ffff_0000_ffff;
+        let t = (t.wrapping_mul(10_000) + (t >> 32)) & 0xffff_ffff;
+        value = value * 100_000_000 + t;
+    }
+    for &b in chunks.remainder() {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        value = value * 10 + u64::from(d);
+    }
+    if negative {
+        0i64.checked_sub_unsigned(value)
+    } else {
+        i64::try_from(value).ok()
+    }
 }
 
 /// The column value of a raw field, when the column gives the same JSON back.
@@ -164,13 +261,7 @@ fn encode_raw(line: &str, col: Col, raw: Raw) -> Option<Field> {
     let t = raw.get();
     match col {
         Col::Text => raw.as_str().map(|s| text_field(line, s)),
-        Col::Int => {
-            if is_int_literal(t) {
-                t.parse::<i64>().ok().map(Field::Int)
-            } else {
-                None
-            }
-        }
+        Col::Int => int_literal(t).map(Field::Int),
         Col::Real => {
             let first = t.as_bytes().first()?;
             if first.is_ascii_digit() || *first == b'-' {
@@ -217,16 +308,18 @@ fn str_form_raw(line: &str, raw: Raw) -> Field {
     }
 }
 
-fn fast(line: &str, members: &[(Cow<str>, Raw)]) -> Option<Row> {
+fn fast(line: &str, members: &[scan::Member], shapes: &mut Shapes) -> Option<Row> {
     let mut event_type: Option<Cow<str>> = None;
     let mut schema_raw: Option<Raw> = None;
     for &(ref k, v) in members {
-        match k.as_ref() {
+        let key = k.as_ref();
+        if same_key(key, "event_type") {
+            event_type = Some(v.as_str().unwrap_or(Cow::Borrowed("\u{0}")));
+        } else if same_key(key, "schema_version") {
+            schema_raw = Some(v);
+        } else if same_key(key, "context_id") {
             // Context transport needs the general path (order-dependent decoding).
-            "context_id" => return None,
-            "event_type" => event_type = Some(v.as_str().unwrap_or(Cow::Borrowed("\u{0}"))),
-            "schema_version" => schema_raw = Some(v),
-            _ => {}
+            return None;
         }
     }
     let version = schema_raw.map(|r| r.get());
@@ -287,31 +380,45 @@ fn fast(line: &str, members: &[(Cow<str>, Raw)]) -> Option<Row> {
     let mut case_key: Option<Field> = None;
     let mut status_key: Option<Field> = None;
     let is_requests = spec.table == "requests";
-    for &(ref k, v) in members {
+    // The roles of the last line, when it had these very keys and table.
+    let known = (shapes.table == Some(ti) && shapes.roles.len() == members.len())
+        .then(|| std::mem::take(&mut shapes.roles));
+    let mut roles = Vec::with_capacity(if known.is_some() { 0 } else { members.len() });
+    for (j, &(ref k, v)) in members.iter().enumerate() {
         let key = k.as_ref();
-        match key {
-            "event_type" => {
+        let role = match &known {
+            Some(known) => known[j],
+            None => {
+                let role = role_of(ti, is_requests, key);
+                roles.push(role);
+                role
+            }
+        };
+        let index = match role {
+            Role::EventType => {
                 if v.as_str().as_deref() != Some(spec.event_type) {
                     extra.push((key, v));
                 }
                 continue;
             }
-            "schema_version" => {
+            Role::SchemaVersion => {
                 match encode_raw(line, Col::Int, v) {
                     Some(sv) => schema_version = sv,
                     None => extra.push((key, v)),
                 }
                 continue;
             }
-            _ => {}
-        }
-        if is_requests {
-            if key == "case_id" {
+            Role::CaseId(index) => {
                 case_key = Some(str_form_raw(line, v));
-            } else if key == "status" {
-                status_key = Some(str_form_raw(line, v));
+                index
             }
-        }
+            Role::Status(index) => {
+                status_key = Some(str_form_raw(line, v));
+                index
+            }
+            Role::Field(index) => Some(index),
+            Role::Extra => None,
+        };
         if facts.is_session {
             match key {
                 "session_id" => facts.session_id = v.as_str().map(Cow::into_owned),
@@ -328,7 +435,7 @@ fn fast(line: &str, members: &[(Cow<str>, Raw)]) -> Option<Row> {
                 _ => {}
             }
         }
-        match tables::field_index(ti, key) {
+        match index {
             Some(i) => {
                 if seen & (1 << i) != 0 {
                     return None; // a duplicate key: the general path knows which wins
@@ -346,6 +453,8 @@ fn fast(line: &str, members: &[(Cow<str>, Raw)]) -> Option<Row> {
             None => extra.push((key, v)),
         }
     }
+    shapes.table = Some(ti);
+    shapes.roles = known.unwrap_or(roles);
     if extra.len() > 1 {
         let mut names: Vec<&str> = extra.iter().map(|(k, _)| *k).collect();
         names.sort_unstable();
@@ -443,6 +552,115 @@ mod tests {
         same_as_general(
             r#"{"event_type": "infer.request", "case_id": 7, "status": null, "started_at_ns": 1.5e18, "x_request_id": "a\"b"}"#,
         );
+    }
+
+    /// Integer literals read as the standard library reads them, where
+    /// they are plain digits with an optional minus.
+    #[test]
+    fn int_literals_read_as_str_parse_does() {
+        let plain = |t: &str| {
+            let digits = t.strip_prefix('-').unwrap_or(t);
+            (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| t.parse::<i64>().ok())
+                .flatten()
+        };
+        let mut cases: Vec<String> = [
+            "0",
+            "-0",
+            "7",
+            "-7",
+            "1795961627235458672",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "99999999999999999999",
+            "12345678",
+            "123456789",
+            "1234567/",
+            "1234567:",
+            "1.5",
+            "1e3",
+            "-",
+            "",
+            "+1",
+            "12345678901234567890123",
+            "00000000000000000001",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        for len in 1..=20 {
+            let run: String = (0..len)
+                .map(|i| char::from(b'0' + (i * 7 % 10) as u8))
+                .collect();
+            cases.push(format!("-{run}"));
+            for bad in ['/', ':', ' ', '.', '\u{80}'] {
+                for at in [0, len / 2, len - 1] {
+                    let mut t = run.clone();
+                    t.insert(at, bad);
+                    cases.push(t);
+                }
+            }
+            cases.push(run);
+        }
+        for t in &cases {
+            assert_eq!(int_literal(t), plain(t), "{t:?}");
+        }
+    }
+
+    /// A preparing thread remembers the last line's keys and their roles;
+    /// the rows it prepares are the rows a thread without that memory
+    /// prepares, whatever came before.
+    #[test]
+    fn remembered_shapes_do_not_change_rows() {
+        let root =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/conformance");
+        let mut lines: Vec<String> = Vec::new();
+        for suite in ["cases", "bad"] {
+            let mut cases: Vec<_> = std::fs::read_dir(root.join(suite))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect();
+            cases.sort();
+            for case in cases {
+                let Ok(text) = std::fs::read_to_string(case.join("artifact.jsonl")) else {
+                    continue;
+                };
+                lines.extend(text.lines().take(400).map(str::to_owned));
+            }
+        }
+        // The same keys for another table, and for no table; escaped and
+        // duplicated keys; a transport row with a request's keys.
+        let request = r#"{"event_type": "infer.request", "case_id": "c", "status": "ok", "ttft_ms": 1.5, "x": 1}"#;
+        for line in [
+            request,
+            request,
+            r#"{"event_type": "infer.session", "case_id": "c", "status": "ok", "ttft_ms": 1.5, "x": 1}"#,
+            r#"{"event_type": "infer.session", "case_id": "c", "status": "ok", "ttft_ms": 1.5, "x": 1}"#,
+            request,
+            r#"{"event_type": "infer.nothing", "case_id": "c", "status": "ok", "ttft_ms": 1.5, "x": 1}"#,
+            request,
+            r#"{"event_type": "infer.request", "case_id": 7, "status": null, "ttft_ms": "1.5", "x": 1}"#,
+            r#"{"event_type": "infer.request", "ca\u0073e_id": "c", "status": "ok", "ttft_ms": 1.5, "x": 1}"#,
+            request,
+            r#"{"event_type": "infer.request", "case_id": "c", "status": "ok", "ttft_ms": 1.5, "ttft_ms": 2}"#,
+            r#"{"event_type": "infer.request", "case_id": "c", "status": "ok", "ttft_ms": 1.5, "ttft_ms": 2}"#,
+            request,
+            r#"{"event_type": "infer.request", "case_id": "c", "status": "ok", "x": 1, "x": 2}"#,
+            r#"{"event_type": "infer.request", "case_id": "c", "status": "ok", "ttft_ms": 1.5}"#,
+            r#"{"event_type": "infer.request", "case_id": "c", "status": "ok", "ttft_ms": 1.5, "x": 1, "schema_version": 2}"#,
+            r#"{"event_type": "infer.request", "case_id": "c", "status": "ok", "ttft_ms": 1.5, "x": 1, "schema_version": 2}"#,
+            request,
+        ] {
+            lines.push(line.to_owned());
+        }
+        let prepared = |line: &str| format!("{:?}", prepare(line.to_owned()));
+        let warm: Vec<String> = lines.iter().map(|l| prepared(l)).collect();
+        for (line, warm) in lines.iter().zip(&warm) {
+            SHAPES.with_borrow_mut(|shapes| *shapes = Shapes::default());
+            assert_eq!(&prepared(line), warm, "{line}");
+        }
+        assert!(lines.len() > 1000, "{}", lines.len());
     }
 
     #[test]

@@ -253,12 +253,35 @@ impl<'a> Scanner<'a> {
     ) -> Option<()> {
         self.list(depth, b'{', b'}', |s| {
             let (key, escaped) = s.string()?;
-            s.skip_ws();
-            s.eat(b':')?;
-            s.skip_ws();
-            let value = s.value(depth)?;
-            each(key, escaped, value)
+            s.member_value(depth, key, escaped, &mut each)
         })
+    }
+
+    /// The rest of a member after its key: the colon and the value.
+    fn member_value(
+        &mut self,
+        depth: usize,
+        key: &'a str,
+        escaped: bool,
+        each: &mut impl FnMut(&'a str, bool, Raw<'a>) -> Option<()>,
+    ) -> Option<()> {
+        self.skip_ws();
+        self.eat(b':')?;
+        self.skip_ws();
+        let value = self.value(depth)?;
+        each(key, escaped, value)
+    }
+
+    /// The key at the cursor when it is `quoted` (a key as written, quotes
+    /// included, without escapes): the cursor moves past it.
+    fn known_key(&mut self, quoted: &[u8]) -> Option<&'a str> {
+        let end = self.at + quoted.len();
+        if self.bytes.get(self.at..end)? != quoted {
+            return None;
+        }
+        let key = self.text.get(self.at..end)?;
+        self.at = end;
+        Some(key)
     }
 
     fn object(&mut self, depth: usize) -> Option<()> {
@@ -266,9 +289,87 @@ impl<'a> Scanner<'a> {
     }
 }
 
+/// A member of an object: its decoded key and its raw value.
+pub type Member<'a> = (Cow<'a, str>, Raw<'a>);
+
+/// The keys of the last line read with [`members_shaped`], as written
+/// (quotes included). Lines from one writer repeat their keys in the same
+/// order; where a line's key is the same bytes as the one at its position
+/// in the shape, it is taken as it stands instead of being scanned.
+#[derive(Debug, Default)]
+pub struct Shape {
+    /// None before the first line, and after a line with an escaped key.
+    keys: Option<Vec<Box<[u8]>>>,
+}
+
+/// [`members`], reading keys through `shape` (and leaving this line's keys
+/// in it), and telling whether this line has exactly the shape's keys, in
+/// the same order.
+pub fn members_shaped<'a>(line: &'a str, shape: &mut Shape) -> Option<(Vec<Member<'a>>, bool)> {
+    let mut s = Scanner {
+        text: line,
+        bytes: line.as_bytes(),
+        at: 0,
+    };
+    s.skip_ws();
+    let keys: &[Box<[u8]>] = shape.keys.as_deref().unwrap_or_default();
+    let mut out = Vec::with_capacity(keys.len().max(16));
+    let mut same = shape.keys.is_some();
+    let mut at = 0;
+    let read = s.list(1, b'{', b'}', |s| {
+        let known = keys.get(at).and_then(|quoted| s.known_key(quoted));
+        at += 1;
+        let (key, escaped) = match known {
+            Some(key) => (key, false),
+            None => {
+                same = false;
+                s.string()?
+            }
+        };
+        s.member_value(1, key, escaped, &mut |key, escaped, value| {
+            out.push((unquote(key, escaped)?, value));
+            Some(())
+        })
+    });
+    let whole = read.is_some() && {
+        s.skip_ws();
+        s.at == s.bytes.len()
+    };
+    same &= at == keys.len();
+    if !whole {
+        return None;
+    }
+    if !same {
+        // Only keys without escapes can be matched as bytes.
+        shape.keys = out
+            .iter()
+            .map(|(k, _)| match k {
+                Cow::Borrowed(k) => {
+                    let mut quoted = Vec::with_capacity(k.len() + 2);
+                    quoted.push(b'"');
+                    quoted.extend_from_slice(k.as_bytes());
+                    quoted.push(b'"');
+                    Some(quoted.into_boxed_slice())
+                }
+                Cow::Owned(_) => None,
+            })
+            .collect();
+    }
+    Some((out, same))
+}
+
+/// A key as read: its text without the quotes, decoded when it has escapes.
+fn unquote(key: &str, escaped: bool) -> Option<Cow<'_, str>> {
+    if escaped {
+        serde_json::from_str::<String>(key).ok().map(Cow::Owned)
+    } else {
+        key.get(1..key.len() - 1).map(Cow::Borrowed)
+    }
+}
+
 /// The members of the JSON object `line`, in order: decoded keys and raw
 /// values. None when the line is not a JSON object this scanner accepts.
-pub fn members(line: &str) -> Option<Vec<(Cow<'_, str>, Raw<'_>)>> {
+pub fn members(line: &str) -> Option<Vec<Member<'_>>> {
     let mut s = Scanner {
         text: line,
         bytes: line.as_bytes(),
@@ -277,12 +378,7 @@ pub fn members(line: &str) -> Option<Vec<(Cow<'_, str>, Raw<'_>)>> {
     s.skip_ws();
     let mut out = Vec::with_capacity(64);
     s.members(1, |key, escaped, value| {
-        let key = if escaped {
-            Cow::Owned(serde_json::from_str::<String>(key).ok()?)
-        } else {
-            Cow::Borrowed(&key[1..key.len() - 1])
-        };
-        out.push((key, value));
+        out.push((unquote(key, escaped)?, value));
         Some(())
     })?;
     s.skip_ws();
@@ -440,6 +536,56 @@ mod tests {
         assert_eq!(ours(&deep), None);
         let ok = format!("{{\"a\": {}{}}}", "[".repeat(100), "]".repeat(100));
         assert_eq!(ours(&ok), serde_members(&ok));
+    }
+
+    /// Reading through a shape gives the members a plain reading gives, and
+    /// tells a line whose keys are the last line's, in order.
+    #[test]
+    fn shaped_reading_is_plain_reading() {
+        let lines = [
+            r#"{"a": 1, "b": "x", "c": [1, 2]}"#,
+            r#"{"a": 2, "b": "y", "c": []}"#,
+            r#"{"a" : 2,"b":"y" , "c": {}}"#,
+            r#"{"a": 2, "b": "y"}"#,
+            r#"{"a": 2, "b": "y", "c": 3, "d": 4}"#,
+            r#"{"a": 2, "b": "y", "c": 3, "d": 4}"#,
+            r#"{"a": 2, "b\u0041": "y", "c": 3, "d": 4}"#,
+            r#"{"a": 2, "b\u0041": "y", "c": 3, "d": 4}"#,
+            r#"{"a": 2, "bA": "y", "c": 3, "d": 4}"#,
+            r#"{"a": 2, "bA": "y", "c": 3, "d": 4}"#,
+            r#"{"ab": 2, "bA": "y", "c": 3, "d": 4}"#,
+            r#"{"a": 2, "bA": "y", "c": 3, "d": 4"#,
+            r#"{"a": 2, "bA": "y", "c": 3, "d": 4}"#,
+            r#"{"a": 2, "bA": "y", "c": 3, "d": 4} x"#,
+            r#"{"a": 2, "bA": "y", "c": 3, "d": 4}"#,
+            r#"{"a": 2, "bA": "y", "c": 3, "d": 4, "d": 5}"#,
+            r#"{"a": 2, "bA": "y", "c": 3, "d": 4, "d": 5}"#,
+            r#"{"a": 2, "bA\"": "y", "c": 3, "d": 4, "d": 5}"#,
+            r#"{}"#,
+            r#"{}"#,
+            r#"{"a": 1}"#,
+        ];
+        let mut shape = Shape::default();
+        let mut last: Option<Vec<String>> = None;
+        for line in lines {
+            let plain = ours(line);
+            let keys = |m: &Vec<(String, String)>| m.iter().map(|(k, _)| k.clone()).collect();
+            let shaped = members_shaped(line, &mut shape);
+            assert_eq!(
+                shaped.as_ref().map(|(m, _)| m
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.get().to_owned()))
+                    .collect::<Vec<_>>()),
+                plain,
+                "{line}"
+            );
+            if let Some((_, same)) = shaped {
+                let now: Vec<String> = plain.as_ref().map(keys).unwrap();
+                assert_eq!(same, last.as_ref() == Some(&now), "{line}");
+                // A line with an escaped key leaves no shape to match.
+                last = (!line.contains('\\')).then_some(now);
+            }
+        }
     }
 
     /// Every line of the bundled conformance artifacts: where serde_json reads
