@@ -126,7 +126,8 @@ pub fn prepare(line: String) -> Prepared {
     let encoded = SHAPES.with_borrow_mut(|shapes| {
         let (members, same) = scan::members_shaped(&line, &mut shapes.keys)?;
         if !same {
-            // The roles were worked out for other keys.
+            // The marks and roles were worked out for other keys.
+            shapes.marks = None;
             shapes.roles.clear();
             shapes.table = None;
         }
@@ -169,11 +170,42 @@ fn role_of(ti: usize, is_requests: bool, key: &str) -> Role {
     }
 }
 
-/// A preparing thread's memory of the last line it read: its keys, and
-/// their roles in `table` once a line of that shape was encoded for it.
+/// Where the keys that decide a line's table and path are among its
+/// members (the last of each, as the reference reads duplicates).
+#[derive(Debug, Clone, Copy)]
+struct Marks {
+    event_type: Option<usize>,
+    schema_version: Option<usize>,
+    context_id: bool,
+}
+
+impl Marks {
+    fn of(members: &[scan::Member]) -> Marks {
+        let mut marks = Marks {
+            event_type: None,
+            schema_version: None,
+            context_id: false,
+        };
+        for (j, (key, _)) in members.iter().enumerate() {
+            if same_key(key, "event_type") {
+                marks.event_type = Some(j);
+            } else if same_key(key, "schema_version") {
+                marks.schema_version = Some(j);
+            } else if same_key(key, "context_id") {
+                marks.context_id = true;
+            }
+        }
+        marks
+    }
+}
+
+/// A preparing thread's memory of the last line it read: its keys, their
+/// marks, and their roles in `table` once a line of that shape was encoded
+/// for it.
 #[derive(Default)]
 struct Shapes {
     keys: scan::Shape,
+    marks: Option<Marks>,
     table: Option<usize>,
     roles: Vec<Role>,
 }
@@ -309,19 +341,15 @@ fn str_form_raw(line: &str, raw: Raw) -> Field {
 }
 
 fn fast(line: &str, members: &[scan::Member], shapes: &mut Shapes) -> Option<Row> {
-    let mut event_type: Option<Cow<str>> = None;
-    let mut schema_raw: Option<Raw> = None;
-    for &(ref k, v) in members {
-        let key = k.as_ref();
-        if same_key(key, "event_type") {
-            event_type = Some(v.as_str().unwrap_or(Cow::Borrowed("\u{0}")));
-        } else if same_key(key, "schema_version") {
-            schema_raw = Some(v);
-        } else if same_key(key, "context_id") {
-            // Context transport needs the general path (order-dependent decoding).
-            return None;
-        }
+    let marks = *shapes.marks.get_or_insert_with(|| Marks::of(members));
+    if marks.context_id {
+        // Context transport needs the general path (order-dependent decoding).
+        return None;
     }
+    let value = |at: Option<usize>| at.and_then(|j| members.get(j)).map(|m| m.1);
+    let event_type: Option<Cow<str>> =
+        value(marks.event_type).map(|v| v.as_str().unwrap_or(Cow::Borrowed("\u{0}")));
+    let schema_raw = value(marks.schema_version);
     let version = schema_raw.map(|r| r.get());
     if let Some(v) = version {
         // 4 (or a number equal to it) marks a transport row.

@@ -276,7 +276,7 @@ impl<'a> Scanner<'a> {
     /// included, without escapes): the cursor moves past it.
     fn known_key(&mut self, quoted: &[u8]) -> Option<&'a str> {
         let end = self.at + quoted.len();
-        if self.bytes.get(self.at..end)? != quoted {
+        if !crate::db::tables::same_bytes(self.bytes.get(self.at..end)?, quoted) {
             return None;
         }
         let key = self.text.get(self.at..end)?;
