@@ -311,21 +311,35 @@ fn encode_raw(line: &str, col: Col, raw: Raw) -> Option<Field> {
             _ => None,
         },
         Col::Json => Some(span(line, t)),
-        Col::RealList => {
-            if !t.starts_with('[') {
-                return None;
-            }
-            let values: Vec<f64> = serde_json::from_str(t).ok()?;
-            let mut bytes = Vec::with_capacity(values.len() * 8);
-            for f in values {
-                if !f.is_finite() {
-                    return None;
-                }
-                bytes.extend_from_slice(&f.to_le_bytes());
-            }
-            Some(Field::Blob(bytes))
-        }
+        Col::RealList => real_list(t).map(Field::Blob),
     }
+}
+
+/// A JSON array of finite numbers as little-endian f64 bytes (None for
+/// anything else). `t` is a value the scanner accepted, so it is valid JSON:
+/// split on commas, every piece up to the first non-number is one whole
+/// element, and a piece that does not start like a number (a string, a
+/// nested array or object, a literal) declines the list before any comma
+/// inside it could be misread.
+fn real_list(t: &str) -> Option<Vec<u8>> {
+    const WS: [char; 4] = [' ', '\t', '\n', '\r'];
+    let inner = t.strip_prefix('[')?.strip_suffix(']')?;
+    let mut bytes = Vec::with_capacity(inner.len() / 2);
+    if inner.trim_matches(WS).is_empty() {
+        return Some(bytes);
+    }
+    for piece in inner.split(',') {
+        let number = piece.trim_matches(WS);
+        let first = number.as_bytes().first()?;
+        if !(first.is_ascii_digit() || *first == b'-') {
+            return None;
+        }
+        // Correctly rounded, as Python's float() and serde_json's
+        // float_roundtrip reading are.
+        let f = number.parse::<f64>().ok().filter(|f| f.is_finite())?;
+        bytes.extend_from_slice(&f.to_le_bytes());
+    }
+    Some(bytes)
 }
 
 /// Python's `str()` of a raw value (for the derived keys).
@@ -689,6 +703,41 @@ mod tests {
             assert_eq!(&prepared(line), warm, "{line}");
         }
         assert!(lines.len() > 1000, "{}", lines.len());
+    }
+
+    /// The list reader gives what serde_json's reading of a list of f64
+    /// gives, and declines what that declines or what is not a list of
+    /// finite numbers.
+    #[test]
+    fn real_lists_read_as_serde_json_reads_them() {
+        let serde = |t: &str| -> Option<Vec<u8>> {
+            let values: Vec<f64> = serde_json::from_str(t).ok()?;
+            values
+                .iter()
+                .all(|f| f.is_finite())
+                .then(|| values.iter().flat_map(|f| f.to_le_bytes()).collect())
+        };
+        for t in [
+            "[]",
+            "[ ]",
+            "[1]",
+            "[0.05867999993824924, 0.03478400003587012, 0.5009960000279534]",
+            "[ -0 , 1e-7,2.5E+3 ,\t123456789012345678901234567890]",
+            "[1e400]",
+            "[-1e400, 1]",
+            "[9007199254740993, 2.2250738585072011e-308, 5e-324, 1e-400]",
+            "[1, \"2\"]",
+            "[\"1,2\"]",
+            "[[1, 2]]",
+            "[1, [2]]",
+            "[{\"a\": 1}]",
+            "[true]",
+            "[null, 1]",
+        ] {
+            let line = format!(r#"{{"x": {t}}}"#);
+            let raw = scan::members(&line).unwrap()[0].1;
+            assert_eq!(real_list(raw.get()), serde(raw.get()), "{t}");
+        }
     }
 
     #[test]
