@@ -414,7 +414,11 @@ fn fast(line: &str, members: &[scan::Member], shapes: &mut Shapes) -> Option<Row
         });
     };
     let spec: &TableSpec = &TABLES[ti];
-    let mut fields = vec![Field::Null; spec.fields.len()];
+    // Written slot by slot (vec![Field::Null; n] clones a Field per slot,
+    // matching on it each time).
+    let mut fields: Vec<Field> = std::iter::repeat_with(|| Field::Null)
+        .take(spec.fields.len())
+        .collect();
     let mut seen: u64 = 0;
     let mut nulls: i64 = 0;
     let mut schema_version = Field::Null;
