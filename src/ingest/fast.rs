@@ -7,7 +7,9 @@
 //! this path does not handle (context transport, duplicate keys, `NaN` tokens,
 //! invalid JSON, non-objects) go to the general path, which builds a value and
 //! gives the reference's error messages. Both paths store the same rows.
-//! `prepare` is pure, so batches of lines are prepared in parallel.
+//! `prepare` gives a line the same row whatever the thread read before (what
+//! a thread remembers of the last line's keys only saves work), so batches
+//! of lines are prepared in parallel.
 use std::borrow::Cow;
 
 use rusqlite::types::{Value as Sql, ValueRef};
@@ -243,8 +245,6 @@ fn text_field(line: &str, s: Cow<'_, str>) -> Field {
 /// Eight digits at a time: a request line holds about twenty integers, four
 /// of them 19-digit timestamps.
 fn int_literal(t: &str) -> Option<i64> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     let (negative, digits) = match t.as_bytes() {
         [b'-', rest @ ..] => (true, rest),
         all => (false, all),
@@ -261,10 +261,8 @@ fn int_literal(t: &str) -> Option<i64> {
     for chunk in &mut chunks {
         let mut w = [0u8; 8];
         w.copy_from_slice(chunk);
-        // Each byte 0..=9 after the xor; anything else flags its high bit
-        // (see the scanner's digit runs).
-        let t = u64::from_le_bytes(w) ^ (ONES * u64::from(b'0'));
-        if (((t & !HIGH) + ONES * 0x76) | t) & HIGH != 0 {
+        let (t, stray) = scan::digit_word(w);
+        if stray != 0 {
             return None;
         }
         // The first digit is the lowest byte: combine pairs, quads, then

@@ -132,15 +132,9 @@ impl<'a> Scanner<'a> {
     /// Skips a run of ASCII digits, eight bytes at a time (timestamps and
     /// float fractions are long runs); returns how many there were.
     fn digits(&mut self) -> usize {
-        const ONES: u64 = 0x0101_0101_0101_0101;
-        const HIGH: u64 = 0x8080_8080_8080_8080;
         let start = self.at;
         while let Some(chunk) = self.bytes.get(self.at..).and_then(<[u8]>::first_chunk::<8>) {
-            // A digit byte xor '0' is 0..=9. Adding 0x76 to the low seven bits
-            // sets the high bit from 10 up (no carry leaves a byte); a high
-            // bit already set is a non-ASCII byte.
-            let t = u64::from_le_bytes(*chunk) ^ (ONES * u64::from(b'0'));
-            let hit = (((t & !HIGH) + ONES * 0x76) | t) & HIGH;
+            let (_, hit) = digit_word(*chunk);
             if hit != 0 {
                 self.at += (hit.trailing_zeros() / 8) as usize;
                 return self.at - start;
@@ -287,6 +281,18 @@ impl<'a> Scanner<'a> {
     fn object(&mut self, depth: usize) -> Option<()> {
         self.members(depth, |_, _, _| Some(()))
     }
+}
+
+/// Eight bytes read as digits: each byte less '0' (0..=9 where it is a digit;
+/// the first byte lowest), and the high bit of every byte that is not an
+/// ASCII digit. A digit xor '0' is 0..=9; adding 0x76 to the low seven bits
+/// sets the high bit from 10 up (no carry leaves a byte), and a high bit
+/// already set is a byte past ASCII.
+pub(crate) fn digit_word(bytes: [u8; 8]) -> (u64, u64) {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let t = u64::from_le_bytes(bytes) ^ (ONES * u64::from(b'0'));
+    (t, (((t & !HIGH) + ONES * 0x76) | t) & HIGH)
 }
 
 /// A member of an object: its decoded key and its raw value.
