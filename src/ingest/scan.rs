@@ -304,8 +304,41 @@ pub type Member<'a> = (Cow<'a, str>, Raw<'a>);
 /// in the shape, it is taken as it stands instead of being scanned.
 #[derive(Debug, Default)]
 pub struct Shape {
-    /// None before the first line, and after a line with an escaped key.
-    keys: Option<Vec<Box<[u8]>>>,
+    /// The keys one after another (reused from line to line: lines of
+    /// different shapes can alternate).
+    quoted: Vec<u8>,
+    /// Where each key is in `quoted` (none when the shape is not valid).
+    spans: Vec<(usize, usize)>,
+    /// False before the first line, and after a line with an escaped key.
+    valid: bool,
+}
+
+impl Shape {
+    /// Key `j` as written.
+    fn key(&self, j: usize) -> Option<&[u8]> {
+        let &(start, end) = self.spans.get(j)?;
+        self.quoted.get(start..end)
+    }
+
+    /// Remembers the keys of `members` (only keys without escapes can be
+    /// matched as bytes).
+    fn remember(&mut self, members: &[Member]) {
+        self.quoted.clear();
+        self.spans.clear();
+        self.valid = members
+            .iter()
+            .all(|(key, _)| matches!(key, Cow::Borrowed(_)));
+        if !self.valid {
+            return;
+        }
+        for (key, _) in members {
+            let start = self.quoted.len();
+            self.quoted.push(b'"');
+            self.quoted.extend_from_slice(key.as_bytes());
+            self.quoted.push(b'"');
+            self.spans.push((start, self.quoted.len()));
+        }
+    }
 }
 
 /// [`members`], reading keys through `shape` (and leaving this line's keys
@@ -318,12 +351,12 @@ pub fn members_shaped<'a>(line: &'a str, shape: &mut Shape) -> Option<(Vec<Membe
         at: 0,
     };
     s.skip_ws();
-    let keys: &[Box<[u8]>] = shape.keys.as_deref().unwrap_or_default();
-    let mut out = Vec::with_capacity(keys.len().max(16));
-    let mut same = shape.keys.is_some();
+    let keys = shape.spans.len();
+    let mut out = Vec::with_capacity(keys.max(16));
+    let mut same = shape.valid;
     let mut at = 0;
     let read = s.list(1, b'{', b'}', |s| {
-        let known = keys.get(at).and_then(|quoted| s.known_key(quoted));
+        let known = shape.key(at).and_then(|quoted| s.known_key(quoted));
         at += 1;
         let (key, escaped) = match known {
             Some(key) => (key, false),
@@ -341,25 +374,12 @@ pub fn members_shaped<'a>(line: &'a str, shape: &mut Shape) -> Option<(Vec<Membe
         s.skip_ws();
         s.at == s.bytes.len()
     };
-    same &= at == keys.len();
+    same &= at == keys;
     if !whole {
         return None;
     }
     if !same {
-        // Only keys without escapes can be matched as bytes.
-        shape.keys = out
-            .iter()
-            .map(|(k, _)| match k {
-                Cow::Borrowed(k) => {
-                    let mut quoted = Vec::with_capacity(k.len() + 2);
-                    quoted.push(b'"');
-                    quoted.extend_from_slice(k.as_bytes());
-                    quoted.push(b'"');
-                    Some(quoted.into_boxed_slice())
-                }
-                Cow::Owned(_) => None,
-            })
-            .collect();
+        shape.remember(&out);
     }
     Some((out, same))
 }
@@ -376,19 +396,7 @@ fn unquote(key: &str, escaped: bool) -> Option<Cow<'_, str>> {
 /// The members of the JSON object `line`, in order: decoded keys and raw
 /// values. None when the line is not a JSON object this scanner accepts.
 pub fn members(line: &str) -> Option<Vec<Member<'_>>> {
-    let mut s = Scanner {
-        text: line,
-        bytes: line.as_bytes(),
-        at: 0,
-    };
-    s.skip_ws();
-    let mut out = Vec::with_capacity(64);
-    s.members(1, |key, escaped, value| {
-        out.push((unquote(key, escaped)?, value));
-        Some(())
-    })?;
-    s.skip_ws();
-    (s.at == s.bytes.len()).then_some(out)
+    members_shaped(line, &mut Shape::default()).map(|(members, _)| members)
 }
 
 #[cfg(test)]
