@@ -26,13 +26,90 @@ pub fn table_for(raw: &Map<String, Value>, transport: bool) -> Option<&'static T
     TABLES.iter().find(|t| t.event_type == et)
 }
 
+/// Rows of a typed table stored by one statement. SQLite seeks a table's
+/// b-trees from their roots once per statement run and then appends each
+/// further row where the last one went: a request row stored alone cost a
+/// descent of the `(run_id, seq)` key from the root, cursors opened and
+/// closed, and a statement start and halt.
+const ROWS_PER_INSERT: usize = 32;
+
+/// `sql`, an `INSERT ... VALUES (:a, :b, ...)` of one row, made to insert
+/// `rows` rows: the tuple repeated with positional parameters (a named one
+/// names a single parameter however often it appears). None when the text
+/// does not end in such a tuple.
+fn insert_of_rows(sql: &str, rows: usize) -> Option<String> {
+    let at = sql.rfind("VALUES")? + "VALUES".len();
+    let tuple = sql[at..].trim().trim_end_matches(';').trim_end();
+    let names = tuple.strip_prefix('(')?.strip_suffix(')')?;
+    let params = names.split(',').count();
+    let plain = |n: &str| {
+        let n = n.trim();
+        n.len() > 1
+            && n.starts_with(':')
+            && n[1..]
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    };
+    if !names.split(',').all(plain) {
+        return None;
+    }
+    let one = format!("({})", vec!["?"; params].join(", "));
+    Some(format!("{} {}", &sql[..at], vec![one; rows].join(",\n")))
+}
+
 /// Prepared inserts for one ingest transaction.
 pub struct Writer<'c> {
     run_id: String,
-    inserts: Vec<Insert<'c>>,
-    record: Insert<'c>,
+    /// One per typed table ([`TABLES`]' order), then `records`.
+    targets: Vec<Target<'c>>,
+    conn: &'c Connection,
     context: Statement<'c>,
     pack: RequestPacker<'c>,
+}
+
+/// A table rows are written to, and the rows waiting for it.
+struct Target<'c> {
+    /// None for the generic `records` table.
+    spec: Option<&'static TableSpec>,
+    /// Its insert of one row, and of [`ROWS_PER_INSERT`] rows (prepared
+    /// when first needed).
+    one: Insert<'c>,
+    many: Option<Insert<'c>>,
+    /// Rows not yet written, in order.
+    queued: Vec<(i64, Row)>,
+}
+
+impl Target<'_> {
+    fn query(&self) -> &'static Query {
+        self.spec.map_or(&sql::INGEST_INSERT_RECORD, |s| &s.insert)
+    }
+}
+
+/// Runs `insert` once for `rows` (as many as its rows of parameters).
+fn store_rows(
+    insert: &mut Insert,
+    spec: Option<&TableSpec>,
+    run_id: &str,
+    rows: &[(i64, Row)],
+) -> rusqlite::Result<()> {
+    match spec {
+        Some(spec) => insert.run(
+            rows.iter()
+                .flat_map(|(seq, row)| values(run_id, spec, *seq, row)),
+        ),
+        None => insert.run(rows.iter().flat_map(|(seq, row)| {
+            let event_type = row
+                .event_type
+                .as_deref()
+                .map_or(ValueRef::Null, |e| ValueRef::Text(e.as_bytes()));
+            [
+                ValueRef::Text(run_id.as_bytes()),
+                ValueRef::Integer(*seq),
+                event_type,
+                row.body.bind(&row.line),
+            ]
+        })),
+    }
 }
 
 /// Stores a run's pack segments in order, numbering them from 0.
@@ -170,11 +247,44 @@ fn analysis_columns(conn: &Connection) -> Result<Vec<String>, DbError> {
     Ok(stmt.column_names().into_iter().map(str::to_owned).collect())
 }
 
+/// The values a typed table's insert binds for `row`, in parameter order
+/// (text borrowed from the row's line).
+fn values<'r>(
+    run_id: &'r str,
+    spec: &TableSpec,
+    seq: i64,
+    row: &'r Row,
+) -> impl Iterator<Item = ValueRef<'r>> {
+    let line = row.line.as_str();
+    let file_id = (spec.table == "vllm_spans").then_some(ValueRef::Null);
+    let derived = row
+        .derived
+        .iter()
+        .flat_map(move |(case_key, status)| [case_key.bind(line), status.bind(line)]);
+    let extra = row
+        .extra
+        .as_deref()
+        .map_or(ValueRef::Null, |e| ValueRef::Text(e.as_bytes()));
+    [ValueRef::Text(run_id.as_bytes()), ValueRef::Integer(seq)]
+        .into_iter()
+        .chain(file_id)
+        .chain(derived)
+        .chain([row.schema_version.bind(line)])
+        .chain(row.fields.iter().map(move |f| f.bind(line)))
+        .chain([ValueRef::Integer(row.nulls), extra])
+}
+
 impl<'c> Writer<'c> {
     pub fn new(conn: &'c Connection, run_id: &str) -> Result<Self, DbError> {
-        let mut inserts = Vec::with_capacity(TABLES.len());
-        for t in TABLES {
-            inserts.push(Insert::prepare(conn, t.insert.sql).map_err(DbError::query(&t.insert))?);
+        let mut targets = Vec::with_capacity(TABLES.len() + 1);
+        for spec in TABLES.iter().map(Some).chain([None]) {
+            let q = spec.map_or(&sql::INGEST_INSERT_RECORD, |s| &s.insert);
+            targets.push(Target {
+                spec,
+                one: Insert::prepare(conn, q.sql).map_err(DbError::query(q))?,
+                many: None,
+                queued: Vec::new(),
+            });
         }
         let table = TABLES
             .iter()
@@ -184,9 +294,8 @@ impl<'c> Writer<'c> {
         Ok(Writer {
             run_id: run_id.to_owned(),
             pack,
-            inserts,
-            record: Insert::prepare(conn, sql::INGEST_INSERT_RECORD.sql)
-                .map_err(DbError::query(&sql::INGEST_INSERT_RECORD))?,
+            targets,
+            conn,
             context: conn
                 .prepare(sql::INGEST_INSERT_CONTEXT.sql)
                 .map_err(DbError::query(&sql::INGEST_INSERT_CONTEXT))?,
@@ -200,57 +309,67 @@ impl<'c> Writer<'c> {
         Ok(())
     }
 
-    /// Stores a row the fast path already encoded. Values are bound in place
-    /// (text borrowed from the row's line), not collected into a parameter list.
+    /// Stores a row the fast path already encoded. Rows wait until
+    /// [`ROWS_PER_INSERT`] of one table can be stored by one statement (or
+    /// [`Writer::finish`]); values are bound in place (text borrowed from the
+    /// rows' lines), not collected into a parameter list.
     pub fn row(&mut self, seq: i64, row: Row) -> Result<(), DbError> {
-        let line = row.line.as_str();
-        let run_id = ValueRef::Text(self.run_id.as_bytes());
-        let Some(ti) = row.table else {
-            let event_type = row
-                .event_type
-                .as_deref()
-                .map_or(ValueRef::Null, |e| ValueRef::Text(e.as_bytes()));
-            let values = [
-                run_id,
-                ValueRef::Integer(seq),
-                event_type,
-                row.body.bind(line),
-            ];
-            return self
-                .record
-                .run(values)
-                .map_err(DbError::query(&sql::INGEST_INSERT_RECORD));
-        };
-        let spec = &TABLES[ti];
-        let file_id = (spec.table == "vllm_spans").then_some(ValueRef::Null);
-        let derived = row
-            .derived
-            .iter()
-            .flat_map(|(case_key, status)| [case_key.bind(line), status.bind(line)]);
-        let extra = row
-            .extra
-            .as_deref()
-            .map_or(ValueRef::Null, |e| ValueRef::Text(e.as_bytes()));
-        let values = [run_id, ValueRef::Integer(seq)]
-            .into_iter()
-            .chain(file_id)
-            .chain(derived)
-            .chain([row.schema_version.bind(line)])
-            .chain(row.fields.iter().map(|f| f.bind(line)))
-            .chain([ValueRef::Integer(row.nulls), extra]);
-        self.inserts[ti]
-            .run(values)
-            .map_err(DbError::query(&spec.insert))?;
-        if ti == self.pack.table {
-            self.pack.push(seq, &row);
-            let full = self.pack.packer.full();
-            self.pack.store(&self.run_id, full)?;
+        let slot = row.table.unwrap_or(TABLES.len());
+        let target = self
+            .targets
+            .get_mut(slot)
+            .ok_or_else(|| DbError::Other(format!("no table {slot}")))?;
+        target.queued.push((seq, row));
+        if target.queued.len() >= ROWS_PER_INSERT {
+            self.store_queued(slot)?;
         }
         Ok(())
     }
 
-    /// Ends the writing: stores the last segment of the request rows' pack.
+    /// Stores the rows waiting for target `slot`: one statement for a full
+    /// batch, one per row otherwise.
+    fn store_queued(&mut self, slot: usize) -> Result<(), DbError> {
+        let target = &mut self.targets[slot];
+        let query = target.query();
+        let rows = std::mem::take(&mut target.queued);
+        if rows.len() == ROWS_PER_INSERT {
+            if target.many.is_none() {
+                let sql = insert_of_rows(query.sql, ROWS_PER_INSERT).ok_or_else(|| {
+                    DbError::Other(format!("{}: not a one-row VALUES insert", query.name))
+                })?;
+                target.many =
+                    Some(Insert::prepare(self.conn, &sql).map_err(DbError::query(query))?);
+            }
+            if let Some(many) = target.many.as_mut() {
+                store_rows(many, target.spec, &self.run_id, &rows)
+                    .map_err(DbError::query(query))?;
+            }
+        } else {
+            for one in rows.chunks(1) {
+                store_rows(&mut target.one, target.spec, &self.run_id, one)
+                    .map_err(DbError::query(query))?;
+            }
+        }
+        if slot == self.pack.table {
+            for (seq, row) in &rows {
+                self.pack.push(*seq, row);
+                let full = self.pack.packer.full();
+                self.pack.store(&self.run_id, full)?;
+            }
+        }
+        // Handed back empty, so the queue keeps its capacity.
+        let mut rows = rows;
+        rows.clear();
+        self.targets[slot].queued = rows;
+        Ok(())
+    }
+
+    /// Ends the writing: stores the rows still waiting, then the last
+    /// segment of the request rows' pack.
     pub fn finish(mut self) -> Result<(), DbError> {
+        for slot in 0..self.targets.len() {
+            self.store_queued(slot)?;
+        }
         let rest = self.pack.packer.rest();
         self.pack.store(&self.run_id, rest)
     }
@@ -871,6 +990,96 @@ pub fn attached_spans(conn: &Connection, run_id: &str) -> Result<Vec<Value>, DbE
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_one_row_insert_becomes_an_insert_of_many_rows() {
+        let sql = "-- A comment (with a paren).\nINSERT INTO t (a, b_2)\nVALUES (:a, :b_2);\n";
+        assert_eq!(
+            insert_of_rows(sql, 3).unwrap(),
+            "-- A comment (with a paren).\nINSERT INTO t (a, b_2)\nVALUES (?, ?),\n(?, ?),\n(?, ?)"
+        );
+        // Anything but a tuple of named parameters is not rewritten.
+        assert_eq!(insert_of_rows("INSERT INTO t VALUES (:a, 1)", 2), None);
+        assert_eq!(
+            insert_of_rows("INSERT INTO t VALUES (ifnull(:a, :b))", 2),
+            None
+        );
+        assert_eq!(insert_of_rows(sql::INGEST_INSERT_RUN.sql, 2), None);
+        // Every table the writer batches: the statement takes the rows'
+        // parameters and stores that many rows.
+        let conn = crate::db::open_memory().unwrap();
+        for q in TABLES
+            .iter()
+            .map(|t| &t.insert)
+            .chain([&sql::INGEST_INSERT_RECORD])
+        {
+            let one = conn.prepare(q.sql).unwrap().parameter_count();
+            let many = insert_of_rows(q.sql, ROWS_PER_INSERT).expect(q.name);
+            let stmt = conn.prepare(&many).expect(q.name);
+            assert_eq!(stmt.parameter_count(), one * ROWS_PER_INSERT, "{}", q.name);
+        }
+    }
+
+    /// Rows of a table stored in batches of [`ROWS_PER_INSERT`], the rest
+    /// one by one, with rows of other tables in between, are the rows of
+    /// the file, in order.
+    #[test]
+    fn rows_stored_in_batches_keep_their_order_and_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let artifact = dir.path().join("mixed.jsonl");
+        let mut text = String::from(
+            r#"{"event_type": "infer.session", "schema_version": 1, "session_id": "s", "status": "running", "timestamp_ns": 1}"#,
+        );
+        text.push('\n');
+        let n = 2 * ROWS_PER_INSERT + 5;
+        for i in 0..n {
+            text.push_str(&format!(
+                r#"{{"event_type": "infer.request", "schema_version": 1, "session_id": "s", "request_id": "r{i}", "case_id": "c", "status": "{}", "ttft_ms": {}, "request_index": {i}}}"#,
+                if i % 3 == 0 { "ok" } else { "error" },
+                if i % 4 == 0 { "null".to_owned() } else { format!("{i}.5") },
+            ));
+            text.push('\n');
+            if i % 5 == 0 {
+                text.push_str(&format!(
+                    r#"{{"event_type": "infer.dispatch", "schema_version": 1, "request_id": "r{i}"}}"#
+                ));
+                text.push('\n');
+            }
+        }
+        std::fs::write(&artifact, &text).unwrap();
+        let mut conn = crate::db::open_memory().unwrap();
+        crate::ingest::ingest_artifact(&mut conn, &artifact, &Default::default()).unwrap();
+        let requests: Vec<(i64, String, Option<f64>, i64)> = conn
+            .prepare("SELECT seq, request_id, ttft_ms, nulls FROM requests ORDER BY rowid")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let records: Vec<(i64, String)> = conn
+            .prepare("SELECT seq, body FROM records ORDER BY seq")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(requests.len(), n);
+        assert_eq!(records.len(), n.div_ceil(5));
+        // Sequence numbers count every record of the file in order.
+        let mut seq = 1; // the session is record 0
+        for (i, (s, id, ttft, nulls)) in requests.iter().enumerate() {
+            assert_eq!((*s, id.as_str()), (seq, format!("r{i}").as_str()));
+            assert_eq!(*ttft, (i % 4 != 0).then_some(i as f64 + 0.5), "request {i}");
+            assert_eq!(*nulls != 0, i % 4 == 0, "request {i}");
+            seq += 1;
+            if i % 5 == 0 {
+                let (rs, body) = &records[i / 5];
+                assert_eq!(*rs, seq);
+                assert!(body.contains(&format!("\"r{i}\"")), "{body}");
+                seq += 1;
+            }
+        }
+    }
 
     /// A run above the parallel threshold is read in two halves on two
     /// connections, or from its pack's segments at once; either result is
