@@ -194,54 +194,33 @@ impl<'c> Insert<'c> {
         &mut self,
         values: impl IntoIterator<Item = ValueRef<'v>>,
     ) -> rusqlite::Result<()> {
-        let mut n = 0;
-        for v in values {
-            n += 1;
-            let (Some(bound), Some(kept)) = (self.bound.get_mut(n - 1), self.texts.get_mut(n - 1))
-            else {
-                break;
-            };
-            let now = match v {
-                ValueRef::Null => Bound::Null,
-                ValueRef::Integer(i) => Bound::Integer(i),
-                ValueRef::Real(f) => Bound::Real(f.to_bits()),
-                ValueRef::Text(t) if t.len() <= KEPT_TEXT => {
-                    if *bound == Bound::Text && kept.as_slice() == t {
-                        continue; // already bound to this very text
-                    }
-                    Bound::Text
-                }
-                ValueRef::Text(_) | ValueRef::Blob(_) => Bound::Other,
-            };
-            if now == *bound && now != Bound::Other && now != Bound::Text {
-                continue; // already holds this very value
-            }
-            // Whatever happens below, the parameter must be bound again
-            // before a later step unless the binding succeeds.
-            *bound = Bound::Other;
-            let v = match (now, v) {
-                (Bound::Text, ValueRef::Text(t)) => {
-                    kept.clear();
-                    kept.extend_from_slice(t);
-                    ValueRef::Text(kept.as_slice())
-                }
-                (_, v) => v,
-            };
-            // SAFETY: bound in place (not copied). Borrowed values are read
-            // only by the step below, while `values` still borrows them, and
-            // are bound again before any later step (`bound` never marks them
-            // reusable). A kept text lives in `texts`, which is changed only
-            // here, right before the parameter is bound to the new bytes, and
-            // is freed after the statement is finalized. The count is checked
-            // before stepping.
-            unsafe { self.st.bind(n as c_int, v, false)? };
-            *bound = now;
+        self.run_with(|b| values.into_iter().for_each(|v| b.push(v)))
+    }
+
+    /// Runs the statement once with the parameters `fill` binds, in order,
+    /// and resets it. The number of values must equal the number of
+    /// parameters. Binding value by value costs less than walking an
+    /// iterator of many chained parts (the rows of a multi-row insert).
+    pub fn run_with<'v>(&mut self, fill: impl FnOnce(&mut Binder<'_, 'v>)) -> rusqlite::Result<()> {
+        let mut b = Binder {
+            st: &self.st,
+            bound: &mut self.bound,
+            texts: &mut self.texts,
+            n: 0,
+            failed: None,
+            _values: PhantomData,
+        };
+        fill(&mut b);
+        let (n, failed) = (b.n, b.failed);
+        if let Some(e) = failed {
+            return Err(e);
         }
         if n != self.params {
             return Err(misuse(format!("{n} values for {} parameters", self.params)));
         }
         let stmt = self.st.stmt;
-        // SAFETY: every parameter is bound to a value that outlives this call.
+        // SAFETY: every parameter is bound to a value that outlives this call
+        // ('v outlives it) or to a kept text (see Binder::push).
         let rc = unsafe { ffi::sqlite3_step(stmt) };
         // SAFETY: as above; reset keeps the bindings, which are never read again
         // before they are replaced.
@@ -253,6 +232,72 @@ impl<'c> Insert<'c> {
                 self.st.db,
                 if reset != ffi::SQLITE_OK { reset } else { rc },
             )),
+        }
+    }
+}
+
+/// The parameters of one run of an [`Insert`], bound in order by
+/// [`Binder::push`]. Values borrowed for `'v` are bound in place and read by
+/// the step that ends the run, which `'v` outlives.
+pub struct Binder<'i, 'v> {
+    st: &'i Statement,
+    bound: &'i mut [Bound],
+    texts: &'i mut [Vec<u8>],
+    /// Values pushed so far (also past the parameters, to report the count).
+    n: usize,
+    failed: Option<rusqlite::Error>,
+    _values: PhantomData<ValueRef<'v>>,
+}
+
+impl<'v> Binder<'_, 'v> {
+    /// Binds the next parameter to `v` (nothing after a failed bind: the run
+    /// reports that failure).
+    #[inline]
+    pub fn push(&mut self, v: ValueRef<'v>) {
+        let i = self.n;
+        self.n += 1;
+        if self.failed.is_some() {
+            return;
+        }
+        let (Some(bound), Some(kept)) = (self.bound.get_mut(i), self.texts.get_mut(i)) else {
+            return; // more values than parameters: the run says so
+        };
+        let now = match v {
+            ValueRef::Null => Bound::Null,
+            ValueRef::Integer(i) => Bound::Integer(i),
+            ValueRef::Real(f) => Bound::Real(f.to_bits()),
+            ValueRef::Text(t) if t.len() <= KEPT_TEXT => {
+                if *bound == Bound::Text && kept.as_slice() == t {
+                    return; // already bound to this very text
+                }
+                Bound::Text
+            }
+            ValueRef::Text(_) | ValueRef::Blob(_) => Bound::Other,
+        };
+        if now == *bound && now != Bound::Other && now != Bound::Text {
+            return; // already holds this very value
+        }
+        // Whatever happens below, the parameter must be bound again before
+        // a later step unless the binding succeeds.
+        *bound = Bound::Other;
+        let v = match (now, v) {
+            (Bound::Text, ValueRef::Text(t)) => {
+                kept.clear();
+                kept.extend_from_slice(t);
+                ValueRef::Text(kept.as_slice())
+            }
+            (_, v) => v,
+        };
+        // SAFETY: bound in place (not copied). Borrowed values are read only
+        // by the step that ends this run, which 'v outlives, and are bound
+        // again before any later step (`bound` never marks them reusable). A
+        // kept text lives in the insert's `texts`, which is changed only
+        // here, right before the parameter is bound to the new bytes, and is
+        // freed after the statement is finalized. The run checks the count
+        // before stepping.
+        match unsafe { self.st.bind((i + 1) as c_int, v, false) } {
+            Ok(()) => *bound = now,
+            Err(e) => self.failed = Some(e),
         }
     }
 }

@@ -5,7 +5,7 @@ use rusqlite::{Connection, Statement};
 use serde_json::{Map, Value};
 
 use super::pack::{self, Packer};
-use super::raw::{Insert, Select};
+use super::raw::{Binder, Insert, Select};
 use super::tables::{self, split, TableSpec, TABLES};
 use super::DbError;
 use crate::ingest::decode::Contexts;
@@ -93,22 +93,26 @@ fn store_rows(
     rows: &[(i64, Row)],
 ) -> rusqlite::Result<()> {
     match spec {
-        Some(spec) => insert.run(
-            rows.iter()
-                .flat_map(|(seq, row)| values(run_id, spec, *seq, row)),
-        ),
-        None => insert.run(rows.iter().flat_map(|(seq, row)| {
-            let event_type = row
-                .event_type
-                .as_deref()
-                .map_or(ValueRef::Null, |e| ValueRef::Text(e.as_bytes()));
-            [
-                ValueRef::Text(run_id.as_bytes()),
-                ValueRef::Integer(*seq),
-                event_type,
-                row.body.bind(&row.line),
-            ]
-        })),
+        Some(spec) => {
+            let file_id = spec.table == "vllm_spans";
+            insert.run_with(|b| {
+                for (seq, row) in rows {
+                    push_values(b, run_id, file_id, *seq, row);
+                }
+            })
+        }
+        None => insert.run_with(|b| {
+            for (seq, row) in rows {
+                b.push(ValueRef::Text(run_id.as_bytes()));
+                b.push(ValueRef::Integer(*seq));
+                b.push(
+                    row.event_type
+                        .as_deref()
+                        .map_or(ValueRef::Null, |e| ValueRef::Text(e.as_bytes())),
+                );
+                b.push(row.body.bind(&row.line));
+            }
+        }),
     }
 }
 
@@ -247,31 +251,30 @@ fn analysis_columns(conn: &Connection) -> Result<Vec<String>, DbError> {
     Ok(stmt.column_names().into_iter().map(str::to_owned).collect())
 }
 
-/// The values a typed table's insert binds for `row`, in parameter order
-/// (text borrowed from the row's line).
-fn values<'r>(
-    run_id: &'r str,
-    spec: &TableSpec,
-    seq: i64,
-    row: &'r Row,
-) -> impl Iterator<Item = ValueRef<'r>> {
+/// Binds the values a typed table's insert takes for `row`, in parameter
+/// order (text borrowed from the row's line); `file_id` for `vllm_spans`,
+/// whose rows have one (NULL: not from a collector's file).
+fn push_values<'r>(b: &mut Binder<'_, 'r>, run_id: &'r str, file_id: bool, seq: i64, row: &'r Row) {
     let line = row.line.as_str();
-    let file_id = (spec.table == "vllm_spans").then_some(ValueRef::Null);
-    let derived = row
-        .derived
-        .iter()
-        .flat_map(move |(case_key, status)| [case_key.bind(line), status.bind(line)]);
-    let extra = row
-        .extra
-        .as_deref()
-        .map_or(ValueRef::Null, |e| ValueRef::Text(e.as_bytes()));
-    [ValueRef::Text(run_id.as_bytes()), ValueRef::Integer(seq)]
-        .into_iter()
-        .chain(file_id)
-        .chain(derived)
-        .chain([row.schema_version.bind(line)])
-        .chain(row.fields.iter().map(move |f| f.bind(line)))
-        .chain([ValueRef::Integer(row.nulls), extra])
+    b.push(ValueRef::Text(run_id.as_bytes()));
+    b.push(ValueRef::Integer(seq));
+    if file_id {
+        b.push(ValueRef::Null);
+    }
+    if let Some((case_key, status)) = &row.derived {
+        b.push(case_key.bind(line));
+        b.push(status.bind(line));
+    }
+    b.push(row.schema_version.bind(line));
+    for f in &row.fields {
+        b.push(f.bind(line));
+    }
+    b.push(ValueRef::Integer(row.nulls));
+    b.push(
+        row.extra
+            .as_deref()
+            .map_or(ValueRef::Null, |e| ValueRef::Text(e.as_bytes())),
+    );
 }
 
 impl<'c> Writer<'c> {
