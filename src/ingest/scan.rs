@@ -222,6 +222,11 @@ impl<'a> Scanner<'a> {
         loop {
             self.skip_ws();
             item(self)?;
+            // And ", " between items.
+            if self.bytes.get(self.at..self.at + 2) == Some(b", ") {
+                self.at += 2;
+                continue;
+            }
             self.skip_ws();
             match self.peek()? {
                 b',' => self.at += 1,
@@ -259,8 +264,13 @@ impl<'a> Scanner<'a> {
         escaped: bool,
         each: &mut impl FnMut(&'a str, bool, Raw<'a>) -> Option<()>,
     ) -> Option<()> {
-        self.skip_ws();
-        self.eat(b':')?;
+        // Python's json.dumps separates with ": ": one look for the usual case.
+        if self.bytes.get(self.at..self.at + 2) == Some(b": ") {
+            self.at += 2;
+        } else {
+            self.skip_ws();
+            self.eat(b':')?;
+        }
         self.skip_ws();
         let value = self.value(depth)?;
         each(key, escaped, value)
@@ -461,6 +471,11 @@ mod tests {
             r#"{"k\u0041y": "v", "dup": 1, "dup": 2}"#,
             r#"{"nested": {"deep": [[[]]], "s": "\\"}, "big": 123456789012345678901234567890}"#,
             r#"{"uni": "héllo ☃", "sl": "\/"}"#,
+            // Separators as json.dumps writes them, and every other spacing.
+            r#"{"a": [1, 2], "b": {"c": 3, "d": 4}}"#,
+            "{\"a\":  1,  \"b\": \t[1,\n 2 ,3], \"c\" :\r\n4 , \"d\":5}",
+            r#"{"a": 1 ,"b": 2}"#,
+            r#"{"a": ", ", "b": ": "}"#,
         ];
         for line in lines {
             let got = ours(line);
@@ -539,6 +554,11 @@ mod tests {
             r#"{"a": "\u12G4"}"#,
             "{\"a\": \"tab\there\"}",
             r#"{"a": [1, 2,]}"#,
+            r#"{"a": [1, 2, ]}"#,
+            r#"{"a": 1, }"#,
+            r#"{"a": 1, , "b": 2}"#,
+            r#"{"a": : 1}"#,
+            r#"{"a":: 1}"#,
             r#"{"a": 1} x"#,
             r#"{"a": 1}{"b": 2}"#,
             r#"{"a": "unterminated}"#,
