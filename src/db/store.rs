@@ -994,6 +994,15 @@ pub fn attached_spans(conn: &Connection, run_id: &str) -> Result<Vec<Value>, DbE
 mod tests {
     use super::*;
 
+    /// The first line of the test artifacts: a session `s`.
+    fn session_line() -> String {
+        let mut text = String::from(
+            r#"{"event_type": "infer.session", "schema_version": 1, "session_id": "s", "status": "running", "timestamp_ns": 1}"#,
+        );
+        text.push('\n');
+        text
+    }
+
     #[test]
     fn a_one_row_insert_becomes_an_insert_of_many_rows() {
         let sql = "-- A comment (with a paren).\nINSERT INTO t (a, b_2)\nVALUES (:a, :b_2);\n";
@@ -1030,10 +1039,7 @@ mod tests {
     fn rows_stored_in_batches_keep_their_order_and_values() {
         let dir = tempfile::tempdir().unwrap();
         let artifact = dir.path().join("mixed.jsonl");
-        let mut text = String::from(
-            r#"{"event_type": "infer.session", "schema_version": 1, "session_id": "s", "status": "running", "timestamp_ns": 1}"#,
-        );
-        text.push('\n');
+        let mut text = session_line();
         let n = 2 * ROWS_PER_INSERT + 5;
         for i in 0..n {
             text.push_str(&format!(
@@ -1091,10 +1097,7 @@ mod tests {
     fn halves_read_at_once_equal_one_sequential_read() {
         let dir = tempfile::tempdir().unwrap();
         let artifact = dir.path().join("big.jsonl");
-        let mut text = String::from(
-            r#"{"event_type": "infer.session", "schema_version": 1, "session_id": "s", "status": "running", "timestamp_ns": 1}"#,
-        );
-        text.push('\n');
+        let mut text = session_line();
         let n = PARALLEL_LOAD_MIN + 1001;
         for i in 0..n {
             // Vary the symbols and leave some fields out or null.
@@ -1140,10 +1143,7 @@ mod tests {
     /// A small run with a pack, in a kept database (triggers on).
     fn packed_run(dir: &std::path::Path) -> (Connection, String) {
         let artifact = dir.join("a.jsonl");
-        let mut text = String::from(
-            r#"{"event_type": "infer.session", "schema_version": 1, "session_id": "s", "status": "running", "timestamp_ns": 1}"#,
-        );
-        text.push('\n');
+        let mut text = session_line();
         for i in 0..5 {
             text.push_str(&format!(
                 r#"{{"event_type": "infer.request", "schema_version": 1, "case_id": "c", "phase": "measured", "status": "ok", "request_id": "r{i}", "ttft_ms": {i}.5}}"#
