@@ -612,13 +612,18 @@ fn load_requests(
         .map_err(DbError::query(&sql::LOAD_REQUEST_COUNT))?;
     let n = usize::try_from(n).unwrap_or(0);
     // A blank slot for every request at once (growing by doubling would hold
-    // two copies of the array at its largest), written by both cores: the
-    // cost is first touching the memory, 90 MB for 300,000 requests.
-    {
-        use rayon::prelude::*;
-        out.par_extend(rayon::iter::repeat_n(Request::empty(0), n));
-    }
-    if read_pack(conn, spec, run_id, out)? {
+    // two copies of the array at its largest), written by the pool's threads
+    // while this one fetches the pack's segments from SQLite (the cost of the
+    // slots is first touching the memory, 90 MB for 300,000 requests).
+    let mut fetched = Ok(Vec::new());
+    rayon::in_place_scope(|s| {
+        s.spawn(|_| {
+            use rayon::prelude::*;
+            out.par_extend(rayon::iter::repeat_n(Request::empty(0), n));
+        });
+        fetched = fetch_pack(conn, run_id);
+    });
+    if read_pack(conn, spec, fetched?, out)? {
         return Ok(());
     }
     if n >= PARALLEL_LOAD_MIN {
@@ -862,26 +867,31 @@ impl<'s> Fill<'s> {
     }
 }
 
-/// Fills `out` (n blank requests) from the run's pack, when it has one of n
-/// rows in the layout read here. False when it has none, or a pack that
+/// Fills `out` (n blank requests) from the run's pack segments `blobs`
+/// ([`fetch_pack`]), when they hold n rows in the layout read here. False when it has none, or a pack that
 /// cannot serve (`out` is then blank again): the caller reads the rows. The
 /// pack's segments are decoded in parallel, each into its part of `out`.
+/// A run's pack segments as stored: (number, rows, body), in order.
+type PackBlobs = Vec<(i64, i64, Vec<u8>)>;
+
+fn fetch_pack(conn: &Connection, run_id: &str) -> Result<PackBlobs, DbError> {
+    let q = &sql::LOAD_REQUEST_PACK;
+    let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
+    stmt.query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+    })
+    .and_then(|rows| rows.collect())
+    .map_err(DbError::query(q))
+}
+
 fn read_pack(
     conn: &Connection,
     spec: &TableSpec,
-    run_id: &str,
+    blobs: PackBlobs,
     out: &mut [Request],
 ) -> Result<bool, DbError> {
     use rayon::prelude::*;
-    let q = &sql::LOAD_REQUEST_PACK;
     let names = analysis_columns(conn)?;
-    let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
-    let blobs: Vec<(i64, i64, Vec<u8>)> = stmt
-        .query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })
-        .and_then(|rows| rows.collect())
-        .map_err(DbError::query(q))?;
     if blobs.is_empty() {
         return Ok(false);
     }
