@@ -603,29 +603,57 @@ fn load_requests(
     run_id: &str,
     out: &mut Vec<Request>,
 ) -> Result<(), DbError> {
-    let n: i64 = conn
+    let count = || -> Result<usize, DbError> {
+        let n: i64 = conn
+            .query_row(
+                sql::LOAD_REQUEST_COUNT.sql,
+                rusqlite::named_params! {":run_id": run_id},
+                |r| r.get(0),
+            )
+            .map_err(DbError::query(&sql::LOAD_REQUEST_COUNT))?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    };
+    // A blank slot for every request at once (growing by doubling would hold
+    // two copies of the array at its largest), written by the pool's threads:
+    // the cost is first touching the memory, 90 MB for 300,000 requests.
+    let blanks = |out: &mut Vec<Request>, n: usize| {
+        use rayon::prelude::*;
+        out.clear();
+        out.par_extend(rayon::iter::repeat_n(Request::empty(0), n));
+    };
+    let packed: Option<i64> = conn
         .query_row(
-            sql::LOAD_REQUEST_COUNT.sql,
+            sql::LOAD_REQUEST_PACK_ROWS.sql,
             rusqlite::named_params! {":run_id": run_id},
             |r| r.get(0),
         )
-        .map_err(DbError::query(&sql::LOAD_REQUEST_COUNT))?;
-    let n = usize::try_from(n).unwrap_or(0);
-    // A blank slot for every request at once (growing by doubling would hold
-    // two copies of the array at its largest), written by the pool's threads
-    // while this one fetches the pack's segments from SQLite (the cost of the
-    // slots is first touching the memory, 90 MB for 300,000 requests).
-    let mut fetched = Ok(Vec::new());
-    rayon::in_place_scope(|s| {
-        s.spawn(|_| {
-            use rayon::prelude::*;
-            out.par_extend(rayon::iter::repeat_n(Request::empty(0), n));
-        });
-        fetched = fetch_pack(conn, run_id);
-    });
-    if read_pack(conn, spec, fetched?, out)? {
-        return Ok(());
-    }
+        .map_err(DbError::query(&sql::LOAD_REQUEST_PACK_ROWS))?;
+    let n = match packed.and_then(|p| usize::try_from(p).ok()) {
+        Some(slots) => {
+            // Slots for the pack's rows are written while this thread
+            // counts the run's rows and fetches the pack's segments; the
+            // pack serves only when the counts agree.
+            let (mut counted, mut fetched) = (Ok(0), Ok(Vec::new()));
+            rayon::in_place_scope(|s| {
+                s.spawn(|_| blanks(out, slots));
+                counted = count();
+                fetched = fetch_pack(conn, run_id);
+            });
+            let n = counted?;
+            if n == slots && read_pack(conn, spec, fetched?, out)? {
+                return Ok(());
+            }
+            if out.len() != n {
+                blanks(out, n);
+            }
+            n
+        }
+        None => {
+            let n = count()?;
+            blanks(out, n);
+            n
+        }
+    };
     if n >= PARALLEL_LOAD_MIN {
         if let Some(second) = reader_beside(conn) {
             let half = n / 2;
