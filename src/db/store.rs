@@ -79,9 +79,25 @@ struct Target<'c> {
     queued: Vec<(i64, Row)>,
 }
 
-impl Target<'_> {
+impl<'c> Target<'c> {
+    /// The target of `spec`'s rows (`records` for None), its one-row
+    /// insert prepared.
+    fn new(conn: &'c Connection, spec: Option<&'static TableSpec>) -> Result<Self, DbError> {
+        let q = Self::query_of(spec);
+        Ok(Target {
+            spec,
+            one: Insert::prepare(conn, q.sql).map_err(DbError::query(q))?,
+            many: None,
+            queued: Vec::new(),
+        })
+    }
+
+    fn query_of(spec: Option<&'static TableSpec>) -> &'static Query {
+        spec.map_or(&sql::INGEST_INSERT_RECORD, |s| &s.insert)
+    }
+
     fn query(&self) -> &'static Query {
-        self.spec.map_or(&sql::INGEST_INSERT_RECORD, |s| &s.insert)
+        Self::query_of(self.spec)
     }
 }
 
@@ -279,16 +295,12 @@ fn push_values<'r>(b: &mut Binder<'_, 'r>, run_id: &'r str, file_id: bool, seq: 
 
 impl<'c> Writer<'c> {
     pub fn new(conn: &'c Connection, run_id: &str) -> Result<Self, DbError> {
-        let mut targets = Vec::with_capacity(TABLES.len() + 1);
-        for spec in TABLES.iter().map(Some).chain([None]) {
-            let q = spec.map_or(&sql::INGEST_INSERT_RECORD, |s| &s.insert);
-            targets.push(Target {
-                spec,
-                one: Insert::prepare(conn, q.sql).map_err(DbError::query(q))?,
-                many: None,
-                queued: Vec::new(),
-            });
-        }
+        let targets = TABLES
+            .iter()
+            .map(Some)
+            .chain([None])
+            .map(|spec| Target::new(conn, spec))
+            .collect::<Result<Vec<_>, _>>()?;
         let table = TABLES
             .iter()
             .position(|t| t.table == "requests")
@@ -675,8 +687,7 @@ fn load_requests(
             if a? == half && b? == n - half {
                 return Ok(());
             }
-            out.clear();
-            out.resize(n, Request::empty(0));
+            blanks(out, n);
         }
     }
     let got = read_requests(conn, spec, run_id, i64::MIN, i64::MAX, out)?;
@@ -895,13 +906,10 @@ impl<'s> Fill<'s> {
     }
 }
 
-/// Fills `out` (n blank requests) from the run's pack segments `blobs`
-/// ([`fetch_pack`]), when they hold n rows in the layout read here. False when it has none, or a pack that
-/// cannot serve (`out` is then blank again): the caller reads the rows. The
-/// pack's segments are decoded in parallel, each into its part of `out`.
 /// A run's pack segments as stored: (number, rows, body), in order.
 type PackBlobs = Vec<(i64, i64, Vec<u8>)>;
 
+/// Reads a run's pack segments (none when it has no pack).
 fn fetch_pack(conn: &Connection, run_id: &str) -> Result<PackBlobs, DbError> {
     let q = &sql::LOAD_REQUEST_PACK;
     let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
@@ -912,6 +920,11 @@ fn fetch_pack(conn: &Connection, run_id: &str) -> Result<PackBlobs, DbError> {
     .map_err(DbError::query(q))
 }
 
+/// Fills `out` (n blank requests) from the run's pack segments `blobs`
+/// ([`fetch_pack`]), when they hold n rows in the layout read here. False
+/// when there are none, or they cannot serve (`out` is then blank again):
+/// the caller reads the rows. The segments are decoded in parallel, each
+/// into its part of `out`.
 fn read_pack(
     conn: &Connection,
     spec: &TableSpec,
