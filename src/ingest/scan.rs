@@ -59,6 +59,16 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// Takes `sep` (`", "` or `": "`, json.dumps' separators) in one look
+    /// when it is next; false leaves the cursor for the byte-wise reading.
+    fn eat_separator(&mut self, sep: &[u8; 2]) -> bool {
+        let found = self.bytes.get(self.at..self.at + 2) == Some(sep.as_slice());
+        if found {
+            self.at += 2;
+        }
+        found
+    }
+
     fn eat(&mut self, b: u8) -> Option<()> {
         (self.peek()? == b).then(|| self.at += 1)
     }
@@ -222,9 +232,7 @@ impl<'a> Scanner<'a> {
         loop {
             self.skip_ws();
             item(self)?;
-            // And ", " between items.
-            if self.bytes.get(self.at..self.at + 2) == Some(b", ") {
-                self.at += 2;
+            if self.eat_separator(b", ") {
                 continue;
             }
             self.skip_ws();
@@ -264,10 +272,7 @@ impl<'a> Scanner<'a> {
         escaped: bool,
         each: &mut impl FnMut(&'a str, bool, Raw<'a>) -> Option<()>,
     ) -> Option<()> {
-        // Python's json.dumps separates with ": ": one look for the usual case.
-        if self.bytes.get(self.at..self.at + 2) == Some(b": ") {
-            self.at += 2;
-        } else {
+        if !self.eat_separator(b": ") {
             self.skip_ws();
             self.eat(b':')?;
         }
