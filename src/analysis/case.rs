@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use serde_json::{json, Map, Value};
 
 use super::schedule;
-use super::stats::{percentile_sorted, percentiles, sort_floats};
+use super::stats::{percentile_sorted, percentiles_of, sort_floats};
 use super::sufficiency;
 use crate::model::request::{finite, int_of};
 use crate::model::{Request, RunData, SystemSample};
@@ -22,10 +22,16 @@ pub fn fnum(v: Option<f64>) -> Value {
     }
 }
 
-/// Percentiles `ps` (0-100) of values in any order.
-fn pcts<const N: usize>(values: &[f64], ps: [u32; N]) -> [Value; N] {
-    let got = percentiles(values, &ps.map(|p| f64::from(p) / 100.0));
+/// Percentiles `ps` (0-100) of values in any order, found in their own
+/// buffer (take any minimum or maximum first).
+fn pcts<const N: usize>(values: Vec<f64>, ps: [u32; N]) -> [Value; N] {
+    let got = percentiles_of(values, &ps.map(|p| f64::from(p) / 100.0));
     std::array::from_fn(|i| fnum(got[i]))
+}
+
+/// Percentiles `ps` (0-100) of values already sorted ascending.
+fn sorted_pcts<const N: usize>(sorted: &[f64], ps: [u32; N]) -> [Value; N] {
+    ps.map(|p| fnum(percentile_sorted(sorted, f64::from(p) / 100.0)))
 }
 
 fn max_of(values: &[f64]) -> Value {
@@ -36,12 +42,17 @@ fn min_of(values: &[f64]) -> Value {
     fnum(values.iter().copied().reduce(f64::min))
 }
 
-/// `number_values`: finite values, in order.
-fn nums(reqs: &[&Request], f: impl Fn(&Request) -> Option<f64>) -> Vec<f64> {
+/// `number_values` of some of a case's requests (at most `most` of them):
+/// their finite values, in order.
+fn nums_in<'r>(
+    reqs: impl Iterator<Item = &'r Request>,
+    most: usize,
+    f: impl Fn(&Request) -> Option<f64>,
+) -> Vec<f64> {
     // Sized once: collecting from a filter grows by doubling, which holds
     // up to twice the values at the last growth.
-    let mut out = Vec::with_capacity(reqs.len());
-    out.extend(reqs.iter().filter_map(|r| finite(f(r))));
+    let mut out = Vec::with_capacity(most);
+    out.extend(reqs.filter_map(|r| finite(f(r))));
     out
 }
 
@@ -179,33 +190,49 @@ fn configured_rate(w: Option<&Value>, case_key: &str) -> Value {
     }
 }
 
-/// Counts of values occurring more than once: Σ(count − 1) (Python `==` on
-/// JSON values; nulls do not count): the values less the distinct ones.
+/// One field's values, hashed as a pass reads them, to count those
+/// occurring more than once: Σ(count − 1) (Python `==` on JSON values;
+/// nulls do not count), the values less the distinct ones.
 ///
-/// The values are hashed and the hashes sorted; only values sharing a hash
+/// The hashes are sorted; only values sharing a hash
 /// are compared, through a set. Ids are nearly always unique, so a case of
 /// 300,000 requests sorts 300,000 integers instead of filling a set of
 /// 300,000 strings (a third of the time).
-fn duplicates<'a>(values: impl Iterator<Item = &'a Value>) -> usize {
-    use std::hash::BuildHasher;
-    let state = foldhash::fast::FixedState::default();
-    let mut hashed: Vec<(u64, Key)> = Vec::with_capacity(values.size_hint().0);
-    hashed.extend(
-        values
-            .filter(|v| !v.is_null())
-            .map(|v| (state.hash_one(Key(v)), Key(v))),
-    );
-    hashed.sort_unstable_by_key(|(h, _)| *h);
-    let mut dup = 0;
-    let mut seen: HashSet<&Key, foldhash::fast::FixedState> = Default::default();
-    for group in hashed.chunk_by(|a, b| a.0 == b.0) {
-        if group.len() > 1 {
-            seen.clear();
-            seen.extend(group.iter().map(|(_, v)| v));
-            dup += group.len() - seen.len();
+struct Hashed<'a> {
+    state: foldhash::fast::FixedState,
+    hashed: Vec<(u64, Key<'a>)>,
+}
+
+impl<'a> Hashed<'a> {
+    fn with_capacity(n: usize) -> Self {
+        Hashed {
+            state: Default::default(),
+            hashed: Vec::with_capacity(n),
         }
     }
-    dup
+
+    /// Takes one value (a null does not count).
+    fn push(&mut self, v: &'a Value) {
+        use std::hash::BuildHasher;
+        if !v.is_null() {
+            self.hashed.push((self.state.hash_one(Key(v)), Key(v)));
+        }
+    }
+
+    /// Σ(count − 1) over the values taken.
+    fn duplicates(mut self) -> usize {
+        self.hashed.sort_unstable_by_key(|(h, _)| *h);
+        let mut dup = 0;
+        let mut seen: HashSet<&Key, foldhash::fast::FixedState> = Default::default();
+        for group in self.hashed.chunk_by(|a, b| a.0 == b.0) {
+            if group.len() > 1 {
+                seen.clear();
+                seen.extend(group.iter().map(|(_, v)| v));
+                dup += group.len() - seen.len();
+            }
+        }
+        dup
+    }
 }
 
 /// A value compared with Python equality for scalars (1 == 1.0 == True);
@@ -245,25 +272,69 @@ pub struct Population {
 pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Population {
     let window = ctx.windows.get(case_key).copied();
     let w = ctx.workload;
-    // One pass over the statuses (a case can hold hundreds of thousands).
+    let w_start = window.and_then(|wn| ns_of(pyjson::get(wn, "started_at_ns")));
+    let w_drained = window.and_then(|wn| ns_of(pyjson::get(wn, "drained_at_ns")));
+    // One pass over the requests (a case can hold hundreds of thousands, and
+    // a pass costs more in memory traffic than in arithmetic): statuses,
+    // ids, indexes, sessions, times.
     let mut n = [0usize; 8];
     let mut other: BTreeMap<String, i64> = BTreeMap::new();
+    let mut ids = Hashed::with_capacity(reqs.len());
+    let mut x_ids = Hashed::with_capacity(reqs.len());
+    let mut idx: Vec<i64> = Vec::with_capacity(reqs.len());
+    let mut index_unrecorded = false;
+    let first_session = reqs.first().map(|r| &r.session_id);
+    let mut mismatch = false;
+    let mut outside = 0usize;
+    let mut extents = Extents::default();
     for r in reqs {
         let slot = match r.status.as_str() {
-            "ok" => 0,
-            "error" => 1,
-            "timeout" => 2,
-            "cancelled" => 3,
-            "rejected" => 4,
-            "dropped" => 5,
-            "unreachable" => 6,
-            "delivery_unknown" => 7,
+            "ok" => Some(0),
+            "error" => Some(1),
+            "timeout" => Some(2),
+            "cancelled" => Some(3),
+            "rejected" => Some(4),
+            "dropped" => Some(5),
+            "unreachable" => Some(6),
+            "delivery_unknown" => Some(7),
             s => {
                 *other.entry(s.to_owned()).or_insert(0) += 1;
-                continue;
+                None
             }
         };
-        n[slot] += 1;
+        if let Some(slot) = slot {
+            n[slot] += 1;
+        }
+        ids.push(&r.request_id);
+        x_ids.push(&r.x_request_id);
+        match r.request_index() {
+            Some(i) => idx.push(i),
+            None => index_unrecorded |= !r.request_index_is_bool,
+        }
+        mismatch |= Some(&r.session_id) != first_session;
+        let (started, ended) = (r.started_at_ns(), r.ended_at_ns());
+        outside += usize::from(match (started, ended) {
+            (Some(s), Some(e)) => {
+                s > e
+                    || w_start.is_some_and(|ws| s < ws)
+                    || w_drained.is_some_and(|wd| e > wd + 1_000_000_000)
+            }
+            _ => true,
+        });
+        if let (Some(s), Some(e)) = (started, ended) {
+            extents.spans = Some(
+                extents
+                    .spans
+                    .map_or((s, e), |(lo, hi)| (lo.min(s), hi.max(e))),
+            );
+        }
+        if let (Some(s), false) = (started, slot == Some(5)) {
+            extents.sends = Some(
+                extents
+                    .sends
+                    .map_or((s, s), |(lo, hi)| (lo.min(s), hi.max(s))),
+            );
+        }
     }
     let [successful, failed, timed_out, cancelled, rejected, dropped, unreachable, delivery_unknown] =
         n;
@@ -283,16 +354,14 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
     };
     // Hard issues.
     let mut issues: Vec<String> = Vec::new();
-    let d = duplicates(reqs.iter().map(|r| &r.request_id));
+    let d = ids.duplicates();
     if d > 0 {
         issues.push(format!("duplicate_request_id: {d}"));
     }
-    let d = duplicates(reqs.iter().map(|r| &r.x_request_id));
+    let d = x_ids.duplicates();
     if d > 0 {
         issues.push(format!("duplicate_x_request_id: {d}"));
     }
-    let mut idx: Vec<i64> = Vec::with_capacity(reqs.len());
-    idx.extend(reqs.iter().filter_map(|r| r.request_index()));
     if idx.len() != reqs.len() {
         if let Some(s) = scheduled {
             if s != reqs.len() as i64 {
@@ -320,8 +389,6 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
             issues.push("request_index_out_of_range".into());
         }
     }
-    let first_session = reqs.first().map(|r| &r.session_id);
-    let mut mismatch = reqs.iter().any(|r| Some(&r.session_id) != first_session);
     if let Some(wn) = window {
         let w = crate::model::Scalar::of(pyjson::get(wn, "session_id"));
         mismatch |= first_session.is_some_and(|f| *f != w);
@@ -329,19 +396,6 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
     if mismatch {
         issues.push("session_mismatch".into());
     }
-    let w_start = window.and_then(|wn| ns_of(pyjson::get(wn, "started_at_ns")));
-    let w_drained = window.and_then(|wn| ns_of(pyjson::get(wn, "drained_at_ns")));
-    let outside = reqs
-        .iter()
-        .filter(|r| match (r.started_at_ns(), r.ended_at_ns()) {
-            (Some(s), Some(e)) => {
-                s > e
-                    || w_start.is_some_and(|ws| s < ws)
-                    || w_drained.is_some_and(|wd| e > wd + 1_000_000_000)
-            }
-            _ => true,
-        })
-        .count();
     if outside > 0 {
         issues.push(format!("outside_window: {outside}"));
     }
@@ -353,10 +407,7 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
         _ => {}
     }
     let cohort_valid = issues.is_empty();
-    if reqs
-        .iter()
-        .any(|r| r.request_index().is_none() && !r.request_index_is_bool)
-    {
+    if index_unrecorded {
         issues.push("request_index_unrecorded".into());
     }
     if let Some(wn) = window {
@@ -404,17 +455,28 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
         "server_admitted": server_admitted, "server_evidence_coverage": coverage,
         "cohort_valid": cohort_valid, "issues": issues,
     });
-    let intervals = intervals(ctx, case_key, reqs, window, scheduled);
+    let intervals = intervals(ctx, case_key, reqs.len(), extents, window, scheduled);
     Population {
         population,
         intervals,
     }
 }
 
+/// The first and last times of a case's requests, read in the population's
+/// pass.
+#[derive(Default, Clone, Copy)]
+struct Extents {
+    /// Earliest start and latest end of the requests with both.
+    spans: Option<(i64, i64)>,
+    /// Earliest and latest start of the requests sent (not dropped).
+    sends: Option<(i64, i64)>,
+}
+
 fn intervals(
     ctx: &RunContext,
     case_key: &str,
-    reqs: &[&Request],
+    offered: usize,
+    extents: Extents,
     window: Option<&Value>,
     scheduled: Option<i64>,
 ) -> Value {
@@ -428,13 +490,9 @@ fn intervals(
         if w.is_some() {
             return empty(Some("phase_window_missing"), Value::Null);
         }
-        let spans = || {
-            reqs.iter()
-                .filter_map(|r| Some((r.started_at_ns()?, r.ended_at_ns()?)))
-        };
-        let rate = match (spans().map(|s| s.0).min(), spans().map(|s| s.1).max()) {
-            (Some(a), Some(b)) => interval("request_span", a, b, "all_measured"),
-            _ => Value::Null,
+        let rate = match extents.spans {
+            Some((a, b)) => interval("request_span", a, b, "all_measured"),
+            None => Value::Null,
         };
         return empty(Some("no_phase_window"), rate);
     };
@@ -451,14 +509,9 @@ fn intervals(
         drained,
         "all_measured",
     );
-    let sends = || {
-        reqs.iter()
-            .filter(|r| r.status != "dropped")
-            .filter_map(|r| r.started_at_ns())
-    };
-    let dispatch = match (sends().min(), sends().max()) {
-        (Some(a), Some(b)) => interval("dispatch_window", a, b, "all_measured"),
-        _ => Value::Null,
+    let dispatch = match extents.sends {
+        Some((a, b)) => interval("dispatch_window", a, b, "all_measured"),
+        None => Value::Null,
     };
     let mode = match wn.get("arrival_mode") {
         None => "closed".to_owned(),
@@ -486,7 +539,7 @@ fn intervals(
             let sw = interval("scheduled_window", started, started + end, "arrival_cohort");
             let offered = match scheduled {
                 Some(s) if s != 0 => s as f64,
-                _ => reqs.len() as f64,
+                _ => offered as f64,
             };
             let realized = rate(offered, &sw);
             json!({"rate": sw, "scheduled_window": sw, "dispatch_window": dispatch,
@@ -499,22 +552,73 @@ fn intervals(
 /// `latency_ms`, `throughput`, `tokens`, `memory` (client-local) and `request_count` (§4.1).
 /// Returns the window of the successful requests (first start, last end),
 /// which the memory figures cover and the server join places the case by.
+///
+/// `sorted`: the latency block's sorted values per metric key
+/// ([`latency`]). Its `client.e2e`, `client.ttft` and
+/// `client.e2e_from_intended` hold the plausible (finite, not negative)
+/// values of the same successful requests these figures read, where these
+/// read every finite one: when the counts agree no value was negative, the
+/// two are the same values, and the percentiles are read off the sorted
+/// ones instead of being selected again.
 pub fn request_figures(
     reqs: &[&Request],
     samples: &[SystemSample],
     rate_interval: &Value,
+    sorted: &[(&str, Vec<f64>)],
     out: &mut Map<String, Value>,
 ) -> Option<(i64, i64)> {
-    let ok: Vec<&Request> = reqs.iter().copied().filter(|r| r.is_ok()).collect();
-    let [e2e_p50, e2e_p95, e2e_p99] = pcts(&nums(&ok, |r| r.e2e_latency_ms()), [50, 95, 99]);
-    let [ttft_p50, ttft_p95, ttft_p99] = pcts(&nums(&ok, |r| r.ttft_ms()), [50, 95, 99]);
-    let [first_p50, first_p95] = pcts(&nums(&ok, |r| r.first_chunk_latency_ms()), [50, 95]);
-    let from_intended: Vec<f64> = ok
-        .iter()
-        .filter_map(|r| Some((r.ended_at_ns()? - r.intended_at_ns()?) as f64 / 1_000_000.0))
-        .collect();
-    let [fi_p50, fi_p95, fi_p99] = pcts(&from_intended, [50, 95, 99]);
-    out.insert("request_count".into(), json!(ok.len()));
+    // A pass over a large case's requests costs more in memory traffic than
+    // in arithmetic (each request is a few hundred bytes), so everything
+    // these figures count and sum is read in one.
+    let e2e = |r: &Request| r.e2e_latency_ms();
+    let ttft = |r: &Request| r.ttft_ms();
+    // Subtracted exactly, then divided: the timestamps exceed 2^53.
+    let from_intended = |r: &Request| {
+        let span = i128::from(r.ended_at_ns()?) - i128::from(r.intended_at_ns()?);
+        Some(span as f64 / 1_000_000.0)
+    };
+    let mut n_ok = 0usize;
+    let mut finite_values = [0usize; 3];
+    let mut first_chunk: Vec<f64> = Vec::with_capacity(reqs.len());
+    let (mut out_tokens, mut total_tokens) = (0i64, 0i64);
+    let mut sources: BTreeSet<&str> = BTreeSet::new();
+    let mut last_source: Option<&str> = None;
+    let mut window: Option<(i64, i64)> = None;
+    for r in reqs.iter().filter(|r| r.is_ok()) {
+        n_ok += 1;
+        for (n, value) in finite_values
+            .iter_mut()
+            .zip([e2e(r), ttft(r), from_intended(r)])
+        {
+            *n += usize::from(finite(value).is_some());
+        }
+        first_chunk.extend(finite(r.first_chunk_latency_ms()));
+        out_tokens += int_of(r.output_tokens());
+        total_tokens += int_of(r.total_tokens());
+        let source = r.output_token_source.as_str();
+        if last_source != Some(source) {
+            sources.insert(source);
+            last_source = Some(source);
+        }
+        if let (Some(s), Some(e)) = (r.started_at_ns(), r.ended_at_ns()) {
+            window = Some(window.map_or((s, e), |(lo, hi)| (lo.min(s), hi.max(e))));
+        }
+    }
+    let ok = || reqs.iter().copied().filter(|r| r.is_ok());
+    let figures =
+        |key: &str, finite_values: usize, value: &dyn Fn(&Request) -> Option<f64>| match sorted
+            .iter()
+            .find(|(k, _)| *k == key)
+        {
+            Some((_, s)) if s.len() == finite_values => sorted_pcts(s, [50, 95, 99]),
+            _ => pcts(nums_in(ok(), n_ok, value), [50, 95, 99]),
+        };
+    let [e2e_p50, e2e_p95, e2e_p99] = figures("client.e2e", finite_values[0], &e2e);
+    let [ttft_p50, ttft_p95, ttft_p99] = figures("client.ttft", finite_values[1], &ttft);
+    let [fi_p50, fi_p95, fi_p99] =
+        figures("client.e2e_from_intended", finite_values[2], &from_intended);
+    let [first_p50, first_p95] = pcts(first_chunk, [50, 95]);
+    out.insert("request_count".into(), json!(n_ok));
     out.insert(
         "latency_ms".into(),
         json!({
@@ -525,8 +629,6 @@ pub fn request_figures(
             "first_chunk_p50": first_p50, "first_chunk_p95": first_p95,
         }),
     );
-    let out_tokens: i64 = ok.iter().map(|r| int_of(r.output_tokens())).sum();
-    let total_tokens: i64 = ok.iter().map(|r| int_of(r.total_tokens())).sum();
     let seconds = pyjson::get(rate_interval, "seconds");
     out.insert(
         "throughput".into(),
@@ -534,20 +636,12 @@ pub fn request_figures(
             "interval_seconds": if rate_interval.is_null() { Value::Null } else { seconds.clone() },
             "interval_kind": pyjson::get(rate_interval, "kind"),
             "numerator_cohort": pyjson::get(rate_interval, "numerator_cohort"),
-            "requests_per_second": rate(ok.len() as f64, rate_interval),
+            "requests_per_second": rate(n_ok as f64, rate_interval),
             "output_tokens_per_second": rate(out_tokens as f64, rate_interval),
             "total_tokens_per_second": rate(total_tokens as f64, rate_interval),
         }),
     );
-    let sources: BTreeSet<&str> = ok.iter().map(|r| r.output_token_source.as_str()).collect();
     out.insert("tokens".into(), json!({"output_tokens": out_tokens, "total_tokens": total_tokens, "output_token_sources": sources}));
-    let window = {
-        let b = || {
-            ok.iter()
-                .filter_map(|r| Some((r.started_at_ns()?, r.ended_at_ns()?)))
-        };
-        b().map(|x| x.0).min().zip(b().map(|x| x.1).max())
-    };
     let (mut dev, mut rss): (Option<i64>, Option<i64>) = (None, None);
     if let Some((lo, hi)) = window {
         for s in samples {
@@ -573,46 +667,53 @@ pub fn request_figures(
 
 /// `arrivals` (§4.3).
 pub fn arrivals(reqs: &[&Request], window: Option<&Value>) -> Value {
-    let modes: BTreeSet<&str> = reqs.iter().map(|r| r.arrival_mode.as_str()).collect();
+    // One pass over the requests (see request_figures).
+    let mut modes: BTreeSet<&str> = BTreeSet::new();
+    let mut last_mode: Option<&str> = None;
+    let (mut dropped, mut completed, mut held) = (0usize, 0usize, 0usize);
+    let mut failed: BTreeMap<String, i64> = BTreeMap::new();
+    let mut peak: Option<i64> = None;
+    // The count and the earliest and latest intended times.
+    let (mut intended, mut first, mut last) = (0usize, i64::MAX, i64::MIN);
+    let mut lag: Vec<f64> = Vec::with_capacity(reqs.len());
+    for r in reqs {
+        let mode = r.arrival_mode.as_str();
+        if last_mode != Some(mode) {
+            modes.insert(mode);
+            last_mode = Some(mode);
+        }
+        match r.status.as_str() {
+            "dropped" => dropped += 1,
+            status => {
+                if status == "ok" {
+                    completed += 1;
+                } else {
+                    *failed.entry(status.to_owned()).or_insert(0) += 1;
+                }
+                held += usize::from(r.held_for_slot);
+            }
+        }
+        if let Some(x) = finite(r.in_flight_at_dispatch()) {
+            let x = x.trunc() as i64;
+            peak = Some(peak.map_or(x, |p| p.max(x)));
+        }
+        if let Some(t) = r.intended_at_ns() {
+            (intended, first, last) = (intended + 1, first.min(t), last.max(t));
+        }
+        lag.extend(finite(r.dispatch_lag_ms()));
+    }
     let mode = if modes.len() == 1 {
         modes.iter().next().copied().unwrap_or("closed").to_owned()
     } else {
         "mixed".to_owned()
     };
-    let dropped = reqs.iter().filter(|r| r.status == "dropped").count();
-    let mut failed: BTreeMap<String, i64> = BTreeMap::new();
-    for r in reqs {
-        if r.status != "ok" && r.status != "dropped" {
-            *failed.entry(r.status.to_string()).or_insert(0) += 1;
-        }
-    }
-    let held = reqs
-        .iter()
-        .filter(|r| r.held_for_slot && r.status != "dropped")
-        .count();
-    let peak = reqs
-        .iter()
-        .filter_map(|r| finite(r.in_flight_at_dispatch()))
-        .map(|x| x.trunc() as i64)
-        .max();
-    let offered_rate = if mode == "closed" {
-        Value::Null
+    let offered_rate = if mode != "closed" && intended >= 2 && first != last {
+        fnum(Some((intended - 1) as f64 / ((last - first) as f64 / 1e9)))
     } else {
-        // The count and the earliest and latest intended times.
-        let (n, first, last) = reqs
-            .iter()
-            .filter_map(|r| r.intended_at_ns())
-            .fold((0usize, i64::MAX, i64::MIN), |(n, a, b), t| {
-                (n + 1, a.min(t), b.max(t))
-            });
-        if n >= 2 && first != last {
-            fnum(Some((n - 1) as f64 / ((last - first) as f64 / 1e9)))
-        } else {
-            Value::Null
-        }
+        Value::Null
     };
-    let lag = nums(reqs, |r| r.dispatch_lag_ms());
-    let [lag_p50, lag_p95] = pcts(&lag, [50, 95]);
+    let lag_max = max_of(&lag);
+    let [lag_p50, lag_p95] = pcts(lag, [50, 95]);
     let (window_s, drain_s) = match window {
         Some(wn) => match (
             ns_of(pyjson::get(wn, "started_at_ns")),
@@ -629,59 +730,77 @@ pub fn arrivals(reqs: &[&Request], window: Option<&Value>) -> Value {
     };
     json!({
         "mode": mode, "offered": reqs.len(), "sent": reqs.len() - dropped,
-        "completed": reqs.iter().filter(|r| r.is_ok()).count(), "dropped": dropped, "failed": failed,
+        "completed": completed, "dropped": dropped, "failed": failed,
         "held_for_slot": held, "peak_in_flight": peak, "offered_rate_per_second": offered_rate,
-        "dispatch_lag_ms": {"p50": lag_p50, "p95": lag_p95, "max": max_of(&lag)},
+        "dispatch_lag_ms": {"p50": lag_p50, "p95": lag_p95, "max": lag_max},
         "window_seconds": window_s, "drain_seconds": drain_s,
     })
 }
 
 /// `prompts` (§4.4).
 pub fn prompts(reqs: &[&Request], window: Option<&Value>) -> Value {
-    let sent: Vec<&Request> = reqs
-        .iter()
-        .copied()
-        .filter(|r| r.status != "dropped")
-        .collect();
-    let modes: BTreeSet<&str> = sent.iter().map(|r| r.prompt_mode.as_str()).collect();
+    use crate::model::Scalar;
+    // One pass over the requests sent (see request_figures). A prompt
+    // repeats request after request (`repeat` mode): runs of one value are
+    // collapsed as they are read, before the sort that finds the distinct.
+    let mut modes: BTreeSet<&str> = BTreeSet::new();
+    let mut last_mode: Option<&str> = None;
+    let (mut digests, mut groups): (Vec<&Scalar>, Vec<&Scalar>) = (Vec::new(), Vec::new());
+    let (mut shared_min, mut shared_max): (Option<f64>, Option<f64>) = (None, None);
+    for r in reqs.iter().filter(|r| r.status != "dropped") {
+        let mode = r.prompt_mode.as_str();
+        if last_mode != Some(mode) {
+            modes.insert(mode);
+            last_mode = Some(mode);
+        }
+        for (keys, v) in [
+            (&mut digests, &r.prompt_digest),
+            (&mut groups, &r.prefix_group),
+        ] {
+            if !v.is_null() && keys.last() != Some(&v) {
+                keys.push(v);
+            }
+        }
+        if let Some(x) = finite(r.shared_prefix_tokens()) {
+            shared_min = Some(shared_min.map_or(x, |m| m.min(x)));
+            shared_max = Some(shared_max.map_or(x, |m| m.max(x)));
+        }
+    }
     let mode = match modes.len() {
         0 => Value::Null,
         1 => json!(modes.iter().next()),
         _ => json!("mixed"),
     };
-    let distinct = |f: &dyn Fn(&Request) -> &crate::model::Scalar| {
-        // A prompt repeats request after request (`repeat` mode): runs of
-        // one value are collapsed before the sort.
-        let mut keys: Vec<&crate::model::Scalar> =
-            sent.iter().map(|r| f(r)).filter(|v| !v.is_null()).collect();
-        keys.dedup();
+    let distinct = |mut keys: Vec<&Scalar>| {
         keys.sort_unstable();
         keys.dedup();
-        let n = keys.len();
-        if n == 0 {
-            Value::Null
-        } else {
-            json!(n)
+        match keys.len() {
+            0 => Value::Null,
+            n => json!(n),
         }
     };
-    let shared = nums(&sent, |r| r.shared_prefix_tokens());
     json!({
         "mode": mode,
-        "distinct_prompts": distinct(&|r| &r.prompt_digest),
-        "prefix_groups_used": distinct(&|r| &r.prefix_group),
-        "shared_prefix_tokens": {"min": min_of(&shared), "max": max_of(&shared)},
+        "distinct_prompts": distinct(digests),
+        "prefix_groups_used": distinct(groups),
+        "shared_prefix_tokens": {"min": fnum(shared_min), "max": fnum(shared_max)},
         "prompts_digest": window.map_or(Value::Null, |w| pyjson::get(w, "prompts_digest").clone()),
     })
 }
 
 /// `lengths` (§4.5).
 pub fn lengths(reqs: &[&Request]) -> Value {
-    let ok: Vec<&Request> = reqs.iter().copied().filter(|r| r.is_ok()).collect();
+    let (mut prompt, mut output) = (Vec::new(), Vec::new());
+    for r in reqs.iter().filter(|r| r.is_ok()) {
+        prompt.extend(finite(r.prompt_tokens()));
+        output.extend(finite(r.output_tokens()));
+    }
     let d = |v: Vec<f64>| {
-        let [p50, p95] = pcts(&v, [50, 95]);
-        json!({"min": min_of(&v), "p50": p50, "p95": p95, "max": max_of(&v)})
+        let (min, max) = (min_of(&v), max_of(&v));
+        let [p50, p95] = pcts(v, [50, 95]);
+        json!({"min": min, "p50": p50, "p95": p95, "max": max})
     };
-    json!({"prompt_tokens": d(nums(&ok, |r| r.prompt_tokens())), "output_tokens": d(nums(&ok, |r| r.output_tokens()))})
+    json!({"prompt_tokens": d(prompt), "output_tokens": d(output)})
 }
 
 /// `cache` (§4.6).
@@ -711,36 +830,37 @@ pub fn cache(record: Option<&Value>) -> Value {
 
 /// `streaming` (§4.8).
 pub fn streaming(reqs: &[&Request]) -> Value {
-    let streamed: Vec<&Request> = reqs
-        .iter()
-        .copied()
-        .filter(|r| r.is_ok() && r.stream && finite(r.ttft_ms()).is_some())
-        .collect();
-    let chunks: Vec<f64> = streamed
-        .iter()
-        .map(|r| (r.chunk_gaps.iter().filter(|g| g.is_finite()).count() + 1) as f64)
-        .collect();
-    let gaps: Vec<f64> = streamed
-        .iter()
-        .flat_map(|r| r.chunk_gaps.iter().copied().filter(|g| g.is_finite()))
-        .collect();
-    let [chunks_p50, chunks_p95] = pcts(&chunks, [50, 95]);
-    let [gaps_p50, gaps_p95] = pcts(&gaps, [50, 95]);
-    let usage: Vec<&&Request> = streamed
-        .iter()
-        .filter(|r| r.output_token_source == "server_usage")
-        .collect();
-    let mean_tokens = if usage.is_empty() {
-        Value::Null
+    let streamed = |r: &&&Request| r.is_ok() && r.stream && finite(r.ttft_ms()).is_some();
+    // Two passes over the requests (see request_figures): the counts and
+    // sums, then the gaps, into a list sized from the counts.
+    let mut chunks: Vec<f64> = Vec::with_capacity(reqs.len());
+    let (mut usage, mut tokens, mut usage_chunks) = (false, 0i64, 0usize);
+    for r in reqs.iter().filter(streamed) {
+        chunks.push((r.chunk_gaps.iter().filter(|g| g.is_finite()).count() + 1) as f64);
+        if r.output_token_source == "server_usage" {
+            usage = true;
+            tokens += int_of(r.output_tokens());
+            usage_chunks += r.chunk_list_len as usize + 1;
+        }
+    }
+    let responses = chunks.len();
+    // Each response's chunks are its finite gaps and one.
+    let mut gaps: Vec<f64> = Vec::with_capacity(chunks.iter().map(|c| *c as usize - 1).sum());
+    for r in reqs.iter().filter(streamed) {
+        gaps.extend(r.chunk_gaps.iter().copied().filter(|g| g.is_finite()));
+    }
+    let (chunks_max, gaps_max, gaps_n) = (max_of(&chunks), max_of(&gaps), gaps.len());
+    let [chunks_p50, chunks_p95] = pcts(chunks, [50, 95]);
+    let [gaps_p50, gaps_p95] = pcts(gaps, [50, 95]);
+    let mean_tokens = if usage {
+        fnum(Some(tokens as f64 / usage_chunks as f64))
     } else {
-        let tokens: i64 = usage.iter().map(|r| int_of(r.output_tokens())).sum();
-        let chunks: usize = usage.iter().map(|r| r.chunk_list_len as usize + 1).sum();
-        fnum(Some(tokens as f64 / chunks as f64))
+        Value::Null
     };
     json!({
-        "granularity": "chunk", "responses": streamed.len(),
-        "content_chunks_per_response": {"p50": chunks_p50, "p95": chunks_p95, "max": max_of(&chunks)},
-        "chunk_interarrival_ms": {"p50": gaps_p50, "p95": gaps_p95, "max": max_of(&gaps), "n": gaps.len()},
+        "granularity": "chunk", "responses": responses,
+        "content_chunks_per_response": {"p50": chunks_p50, "p95": chunks_p95, "max": chunks_max},
+        "chunk_interarrival_ms": {"p50": gaps_p50, "p95": gaps_p95, "max": gaps_max, "n": gaps_n},
         "mean_tokens_per_chunk": mean_tokens,
         "note": "chunk-level timing: a streamed chunk can carry several tokens, so these are not inter-token latencies",
     })
@@ -752,17 +872,26 @@ const ASSUMPTIONS: &str = "requests are independent and identically distributed,
 pub type MetricFn<'a> = dyn Fn(&Request) -> Option<f64> + Sync + 'a;
 
 /// `latency` (§4.7). `metrics`: (key, boundary, per-request value).
-pub fn latency(reqs: &[&Request], metrics: &[(&str, &str, &MetricFn)]) -> Value {
+/// Also answers each metric's sorted values of the successful requests (by
+/// key), which [`request_figures`] reads its percentiles off.
+pub fn latency<'k>(
+    reqs: &[&Request],
+    metrics: &[(&'k str, &str, &MetricFn)],
+) -> (Value, Vec<(&'k str, Vec<f64>)>) {
     use rayon::prelude::*;
-    let f = reqs.iter().filter(|r| !r.is_ok()).count();
     // One pass reads every metric's value of each successful request (a
-    // request's fields are loaded once, not once per metric); then each
-    // metric's sort and estimates run in parallel.
+    // request's fields are loaded once, not once per metric) and counts the
+    // others; then each metric's sort and estimates run in parallel.
+    let mut f = 0;
     let mut values: Vec<(Vec<f64>, usize)> = metrics
         .iter()
-        .map(|_| (Vec::with_capacity(reqs.len() - f), 0))
+        .map(|_| (Vec::with_capacity(reqs.len()), 0))
         .collect();
-    for r in reqs.iter().filter(|r| r.is_ok()) {
+    for r in reqs {
+        if !r.is_ok() {
+            f += 1;
+            continue;
+        }
         for ((_, _, value_of), (list, missing)) in metrics.iter().zip(&mut values) {
             match value_of(r) {
                 Some(v) => list.push(v),
@@ -770,34 +899,36 @@ pub fn latency(reqs: &[&Request], metrics: &[(&str, &str, &MetricFn)]) -> Value 
             }
         }
     }
-    let blocks: Vec<(String, Value)> = metrics
+    let blocks: Vec<(&str, Value, Vec<f64>)> = metrics
         .par_iter()
         .zip(values)
-        .map(|((key, boundary, _), (sorted, missing))| {
-            (
-                (*key).to_owned(),
-                metric_block(reqs, key, boundary, sorted, missing, f),
-            )
+        .map(|((key, boundary, _), (values, missing))| {
+            let sorted = sort_floats(values);
+            let block = metric_block(reqs, key, boundary, &sorted, missing, f);
+            (*key, block, sorted)
         })
         .collect();
-    let out: Map<String, Value> = blocks.into_iter().collect();
-    unsuccessful_block(reqs, out)
+    let mut out = Map::new();
+    let mut sorted = Vec::with_capacity(blocks.len());
+    for (key, block, values) in blocks {
+        out.insert(key.to_owned(), block);
+        sorted.push((key, values));
+    }
+    (unsuccessful_block(reqs, out), sorted)
 }
 
 /// One metric of the `latency` block (report.md §4.7).
-/// `values`: the metric's values of the successful requests, `missing` how
-/// many of them have none.
+/// `sorted`: the metric's values of the successful requests, ascending,
+/// `missing` how many of them have none.
 fn metric_block(
     reqs: &[&Request],
     key: &str,
     boundary: &str,
-    values: Vec<f64>,
+    sorted: &[f64],
     missing: usize,
     f: usize,
 ) -> Value {
     {
-        let mut sorted = values;
-        sort_floats(&mut sorted);
         let timeouts: Option<Vec<f64>> = if key == "client.e2e" && f > 0 {
             reqs.iter()
                 .filter(|r| !r.is_ok())
@@ -820,9 +951,9 @@ fn metric_block(
             let n = sorted.len();
             succ.insert(
                 name.into(),
-                json!({"value_ms": fnum(percentile_sorted(&sorted, p)), "n": n, "sufficient": n >= nmin, "n_min": nmin,
+                json!({"value_ms": fnum(percentile_sorted(sorted, p)), "n": n, "sufficient": n >= nmin, "n_min": nmin,
                        "n_min_exists": nexist, "penalized": false, "observed_lower_bound_ms": null, "reason": null,
-                       "interval": interval_json(sufficiency::interval(&sorted, p, 0))}),
+                       "interval": interval_json(sufficiency::interval(sorted, p, 0))}),
             );
             let np = n + missing + f;
             let est = if missing > 0 || (n == 0 && f == 0) {
@@ -843,20 +974,20 @@ fn metric_block(
                 let value = if penalized {
                     Value::Null
                 } else {
-                    fnum(percentile_sorted(&sorted, level))
+                    fnum(percentile_sorted(sorted, level))
                 };
                 let bound = match (&timeouts, penalized) {
                     (Some(extra), true) => {
-                        let mut all = sorted.clone();
+                        let mut all = sorted.to_vec();
                         all.extend(extra.iter().copied());
-                        sort_floats(&mut all);
+                        let all = sort_floats(all);
                         fnum(percentile_sorted(&all, p))
                     }
                     _ => Value::Null,
                 };
                 json!({"value_ms": value, "n": np, "sufficient": np >= nmin, "n_min": nmin, "n_min_exists": nexist,
                        "penalized": penalized, "observed_lower_bound_ms": bound, "reason": null,
-                       "interval": interval_json(sufficiency::interval(&sorted, p, f))})
+                       "interval": interval_json(sufficiency::interval(sorted, p, f))})
             };
             pen.insert(name.into(), est);
         }
@@ -887,10 +1018,11 @@ fn unsuccessful_block(reqs: &[&Request], out: Map<String, Value>) -> Value {
                 None => missing += 1,
             }
         }
-        let [p50] = pcts(&elapsed, [50]);
+        let (min, max) = (min_of(&elapsed), max_of(&elapsed));
+        let [p50] = pcts(elapsed, [50]);
         unsucc.insert(
             status,
-            json!({"count": rs.len(), "elapsed_ms": {"min": min_of(&elapsed), "p50": p50, "max": max_of(&elapsed)},
+            json!({"count": rs.len(), "elapsed_ms": {"min": min, "p50": p50, "max": max},
                    "elapsed_missing": missing}),
         );
     }
@@ -924,7 +1056,11 @@ mod tests {
     #[test]
     fn duplicates_count_repeats_under_python_equality() {
         let vals = |v: Value| v.as_array().unwrap().clone();
-        let count = |v: &[Value]| duplicates(v.iter());
+        let count = |v: &[Value]| {
+            let mut hashed = Hashed::with_capacity(v.len());
+            v.iter().for_each(|v| hashed.push(v));
+            hashed.duplicates()
+        };
         assert_eq!(count(&vals(json!([]))), 0);
         assert_eq!(count(&vals(json!(["a", "b", "c"]))), 0);
         assert_eq!(count(&vals(json!(["a", "b", "a", "a"]))), 2);
@@ -983,7 +1119,7 @@ mod tests {
         assert_eq!(iv["drain"]["seconds"], Value::Null);
         assert_eq!(iv["rate_reason"], Value::Null);
         let mut out = Map::new();
-        request_figures(&refs, &[], &iv["rate"], &mut out);
+        request_figures(&refs, &[], &iv["rate"], &[], &mut out);
         assert_eq!(out["throughput"]["requests_per_second"], 2.5);
         assert_eq!(out["throughput"]["output_tokens_per_second"], 25.0);
         assert_eq!(out["throughput"]["total_tokens_per_second"], 50.0);
@@ -1009,12 +1145,84 @@ mod tests {
         assert_eq!(p["scheduled"], Value::Null);
     }
 
+    /// The request figures read their percentiles off the latency block's
+    /// sorted values when those are the same values, and select them
+    /// afresh when a negative value (finite, so a figure, but implausible,
+    /// so not in the latency block) makes them differ: the same figures
+    /// either way.
+    #[test]
+    fn request_figures_read_off_the_latency_sorts_equal_selected_ones() {
+        let metric = |key: &str| {
+            let key = crate::slo::criteria::CriterionKey::from_key(key).unwrap();
+            move |r: &Request| {
+                let spans = crate::slo::Spans {
+                    joined: &Default::default(),
+                    quarantined: &Default::default(),
+                };
+                match crate::slo::measure_key(r, key, &spans) {
+                    crate::slo::Measure::Value(v) => Some(v),
+                    _ => None,
+                }
+            }
+        };
+        let (e2e, ttft, fi) = (
+            metric("client.e2e"),
+            metric("client.ttft"),
+            metric("client.e2e_from_intended"),
+        );
+        let metrics: [(&str, &str, &MetricFn); 3] = [
+            ("client.e2e", "client", &e2e),
+            ("client.ttft", "client", &ttft),
+            ("client.e2e_from_intended", "client", &fi),
+        ];
+        for negative in [false, true] {
+            let reqs: Vec<Request> = (0..40)
+                .map(|i: i64| {
+                    let e2e = if negative && i == 7 { -3.0 } else { (i * 37 % 11) as f64 + 0.5 };
+                    let intended = T + i * 1_000_000;
+                    let ended = if negative && i == 9 { intended - 5 } else { intended + i * 3_000_000 };
+                    req(json!({"case_id": "c", "phase": "measured", "status": if i % 5 == 4 { "error" } else { "ok" },
+                        "e2e_latency_ms": e2e, "ttft_ms": (i % 13) as f64 / 4.0,
+                        "intended_at_ns": intended, "started_at_ns": intended, "ended_at_ns": ended}))
+                })
+                .collect();
+            let refs: Vec<&Request> = reqs.iter().collect();
+            let (_, sorted) = latency(&refs, &metrics);
+            let (mut read_off, mut selected) = (Map::new(), Map::new());
+            request_figures(&refs, &[], &Value::Null, &sorted, &mut read_off);
+            request_figures(&refs, &[], &Value::Null, &[], &mut selected);
+            assert_eq!(read_off, selected, "negative: {negative}");
+            let lat = &selected["latency_ms"];
+            assert!(lat["e2e_p50"].as_f64().is_some());
+            if negative {
+                // The -3 ms request counts among the figures' values only.
+                assert_eq!(sorted[0].1.len(), 31);
+                assert_eq!(
+                    lat["e2e_p50"],
+                    json!(percentile_sorted(
+                        &{
+                            let mut v: Vec<f64> = refs
+                                .iter()
+                                .filter(|r| r.is_ok())
+                                .filter_map(|r| r.e2e_latency_ms())
+                                .collect();
+                            v.sort_by(f64::total_cmp);
+                            v
+                        },
+                        0.5
+                    )
+                    .unwrap())
+                );
+            }
+        }
+    }
+
     #[test]
     fn penalized_quantiles_and_the_observed_lower_bound() {
         let (_, reqs) = c1();
         let refs: Vec<&Request> = reqs.iter().collect();
         let e2e = |r: &Request| finite(r.e2e_latency_ms());
-        let lat = latency(&refs, &[("client.e2e", "client", &e2e)]);
+        let (lat, _) = latency(&refs, &[("client.e2e", "client", &e2e)]);
         let m = &lat["metrics"]["client.e2e"];
         assert_eq!(m["successful"]["p50"]["value_ms"], 250.0);
         assert_eq!(m["successful"]["p90"]["value_ms"], 370.0);
@@ -1103,7 +1311,7 @@ mod tests {
         assert_eq!(iv["configured_rate_per_second"], 10.0);
         assert_eq!(iv["realized_offered_rate_per_second"], 10.0);
         let mut out = Map::new();
-        request_figures(&refs, &[], &iv["rate"], &mut out);
+        request_figures(&refs, &[], &iv["rate"], &[], &mut out);
         assert_eq!(out["throughput"]["requests_per_second"], 8.0);
         assert_eq!(out["throughput"]["output_tokens_per_second"], 80.0);
         let p = &pop.population;

@@ -31,22 +31,22 @@ pub fn quantile(values: &[f64], p: f64) -> Option<f64> {
     if values.is_empty() || !(0.0..=1.0).contains(&p) {
         return None;
     }
-    let mut sorted = values.to_vec();
-    sort_floats(&mut sorted);
-    interpolate(&sorted, p)
+    interpolate(&sort_floats(values.to_vec()), p)
 }
 
 /// Sorts floats ascending in `f64::total_cmp` order (-NaN < -inf < ... <
 /// -0.0 < +0.0 < ... < +inf < NaN), as `sort_unstable_by(f64::total_cmp)`
 /// would, in about half its time: the latency block sorts every request's
 /// value of each metric, and sorting order-preserving integer keys compares
-/// without the per-comparison bit twiddling of `total_cmp`.
-pub fn sort_floats(values: &mut [f64]) {
-    let mut keys: Vec<u64> = values.iter().map(|x| order_key(*x)).collect();
+/// without the per-comparison bit twiddling of `total_cmp`. The keys take
+/// the values' own buffer (same size and alignment, so both collects reuse
+/// it): a long list costs no second allocation, whose fresh pages cost
+/// about 5 µs each on the virtual machines stormlog is benchmarked on
+/// (a third of the time of sorting 300,000 values).
+pub fn sort_floats(values: Vec<f64>) -> Vec<f64> {
+    let mut keys: Vec<u64> = values.into_iter().map(order_key).collect();
     keys.sort_unstable();
-    for (v, k) in values.iter_mut().zip(&keys) {
-        *v = of_order_key(*k);
-    }
+    keys.into_iter().map(of_order_key).collect()
 }
 
 /// Percentiles of `values` (in any order) at `levels`, each exactly what
@@ -54,9 +54,15 @@ pub fn sort_floats(values: &mut [f64]) {
 /// statistics the levels interpolate between are found, by selection: a few
 /// levels of a long list cost a fraction of sorting it.
 pub fn percentiles(values: &[f64], levels: &[f64]) -> Vec<Option<f64>> {
-    match values {
+    percentiles_of(values.to_vec(), levels)
+}
+
+/// [`percentiles`] of values the caller is done with: the selection works
+/// in their own buffer instead of a copy.
+pub fn percentiles_of(values: Vec<f64>, levels: &[f64]) -> Vec<Option<f64>> {
+    match values[..] {
         [] => return vec![None; levels.len()],
-        [only] => return vec![Some(*only); levels.len()],
+        [only] => return vec![Some(only); levels.len()],
         _ => {}
     }
     let spots: Vec<Option<Spot>> = levels.iter().map(|l| spot(values.len(), *l)).collect();
@@ -67,7 +73,8 @@ pub fn percentiles(values: &[f64], levels: &[f64]) -> Vec<Option<f64>> {
         .collect();
     ranks.sort_unstable();
     ranks.dedup();
-    let mut keys: Vec<u64> = values.iter().map(|x| order_key(*x)).collect();
+    // Same size and alignment: the keys take the values' buffer.
+    let mut keys: Vec<u64> = values.into_iter().map(order_key).collect();
     // Ascending ranks: each selection leaves everything after its rank no
     // smaller, so the next one looks only there.
     let mut start = 0;
@@ -156,6 +163,19 @@ mod tests {
         }
     }
 
+    /// A sort and a selection work in the buffer they are given: the keys
+    /// and the sorted floats are collected in place, not into new memory.
+    #[test]
+    fn sorting_reuses_the_values_buffer() {
+        let v: Vec<f64> = (0..10_000)
+            .map(|i| f64::from((i * 7919) % 10_007))
+            .collect();
+        let at = v.as_ptr() as usize;
+        let sorted = sort_floats(v);
+        assert_eq!(sorted.as_ptr() as usize, at);
+        assert!(sorted.is_sorted());
+    }
+
     #[test]
     fn float_sorts_order_as_total_cmp_does() {
         let specials = [
@@ -176,7 +196,7 @@ mod tests {
         ];
         let mut next = noise(0x9e37_79b9_7f4a_7c15);
         for n in [0, 1, 2, 3, 20, 513, 4000, 70_000] {
-            let mut v: Vec<f64> = (0..n)
+            let v: Vec<f64> = (0..n)
                 .map(|i| match next() % 4 {
                     // Raw bit patterns: every sign, exponent and payload.
                     0 => f64::from_bits(next()),
@@ -188,7 +208,7 @@ mod tests {
                 .collect();
             let mut want = v.clone();
             want.sort_unstable_by(f64::total_cmp);
-            sort_floats(&mut v);
+            let v = sort_floats(v);
             let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&v), bits(&want), "{n} values");
         }

@@ -232,22 +232,19 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
             .map(|(key, reqs)| {
                 // The blocks are independent passes over the case's requests:
                 // the latency block (a sort per metric) and the case's tally
-                // beside the population and figures, beside the arrival,
-                // prompt and stream passes.
+                // beside the population, beside the arrival, prompt and stream
+                // passes. The request figures come last: they read the
+                // population's rate interval and the latency block's sorted
+                // values.
                 let window = ctx.windows.get(key).copied();
-                let ((latency, failed), ((mut c, pop, rate, ok_window), passes)) = rayon::join(
-                    || (case::latency(reqs, &metrics), failed_by_status(reqs)),
+                let ((latency, sorted, failed), (pop, passes)) = rayon::join(
+                    || {
+                        let (latency, sorted) = case::latency(reqs, &metrics);
+                        (latency, sorted, failed_by_status(reqs))
+                    },
                     || {
                         rayon::join(
-                            || {
-                                let mut c = Map::new();
-                                let pop = case::population(&ctx, key, reqs);
-                                let rate =
-                                    pop.intervals.get("rate").cloned().unwrap_or(Value::Null);
-                                let ok_window =
-                                    case::request_figures(reqs, &data.samples, &rate, &mut c);
-                                (c, pop, rate, ok_window)
-                            },
+                            || case::population(&ctx, key, reqs),
                             || {
                                 [
                                     ("arrivals", case::arrivals(reqs, window)),
@@ -260,6 +257,10 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
                         )
                     },
                 );
+                let mut c = Map::new();
+                let rate = pop.intervals.get("rate").cloned().unwrap_or(Value::Null);
+                let ok_window = case::request_figures(reqs, &data.samples, &rate, &sorted, &mut c);
+                drop(sorted);
                 for (name, block) in passes {
                     c.insert(name.into(), block);
                 }
