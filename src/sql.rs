@@ -66,6 +66,7 @@ query!(LOAD_REQUEST_COUNT, "load/request_count");
 query!(LOAD_REQUEST_PACK, "load/request_pack");
 query!(LOAD_REQUEST_PACK_ROWS, "load/request_pack_rows");
 query!(LOAD_REQUEST_SEQ_AT, "load/request_seq_at");
+query!(LOAD_REQUEST_SEQ_RANGE, "load/request_seq_range");
 query!(LOAD_RUN, "load/run");
 query!(LOAD_SESSIONS, "load/sessions");
 query!(LOAD_SLO_RECORDS, "load/slo_records");
@@ -126,6 +127,7 @@ pub const ALL: &[Query] = &[
     LOAD_REQUEST_COUNT,
     LOAD_REQUEST_PACK,
     LOAD_REQUEST_PACK_ROWS,
+    LOAD_REQUEST_SEQ_RANGE,
     LOAD_REQUEST_SEQ_AT,
     LOAD_RUN,
     LOAD_SESSIONS,

@@ -6,9 +6,10 @@
 //! (about 4,700 instructions for the 31 the analysis reads); a packed value
 //! is a tag byte and, mostly, a few bytes more. The rows stay the truth: a
 //! pack is derived from them, triggers drop it when a row of its run changes
-//! (migrations/0004_request_packs.sql), a reader checks its row count against
-//! the run's, and a pack of another layout is not read. Without a pack, the
-//! rows are read.
+//! (migrations/0004_request_packs.sql), a reader checks that its segments
+//! are whole, follow one another in sequence order and span the run's rows
+//! from the first to the last, and a pack of another layout is not read.
+//! Without a pack, the rows are read.
 //!
 //! A run's pack is a sequence of segments of up to [`SEGMENT_ROWS`] rows, one
 //! table row each: the ingest writes a segment as soon as it is full (its
