@@ -9,7 +9,7 @@ use super::schedule;
 use super::stats::{percentile_sorted, percentiles_of, sort_floats};
 use super::sufficiency;
 use crate::model::request::{finite, int_of};
-use crate::model::{Request, RunData, SystemSample};
+use crate::model::{Request, RunData, Scalar, SystemSample};
 use crate::pyjson;
 
 /// A float, or null when absent or not finite.
@@ -665,142 +665,226 @@ pub fn request_figures(
     window
 }
 
-/// `arrivals` (§4.3).
-pub fn arrivals(reqs: &[&Request], window: Option<&Value>) -> Value {
-    // One pass over the requests (see request_figures).
-    let mut modes: BTreeSet<&str> = BTreeSet::new();
-    let mut last_mode: Option<&str> = None;
-    let (mut dropped, mut completed, mut held) = (0usize, 0usize, 0usize);
-    let mut failed: BTreeMap<String, i64> = BTreeMap::new();
-    let mut peak: Option<i64> = None;
-    // The count and the earliest and latest intended times.
-    let (mut intended, mut first, mut last) = (0usize, i64::MAX, i64::MIN);
-    let mut lag: Vec<f64> = Vec::with_capacity(reqs.len());
+/// The arrival, prompt, length and streaming blocks of a case (§4.3-§4.5,
+/// §4.8), read in one pass over its requests: a pass over a large case
+/// costs more in memory traffic (each request is a few hundred bytes) than
+/// in arithmetic.
+pub fn passes(reqs: &[&Request], window: Option<&Value>) -> [(&'static str, Value); 4] {
+    let (mut a, mut p, mut l, mut s) = (
+        Arrivals::new(reqs.len()),
+        Prompts::default(),
+        Lengths::new(reqs.len()),
+        Streaming::new(reqs.len()),
+    );
     for r in reqs {
+        a.take(r);
+        p.take(r);
+        l.take(r);
+        s.take(r);
+    }
+    [
+        ("arrivals", a.finish(reqs.len(), window)),
+        ("prompts", p.finish(window)),
+        ("lengths", l.finish()),
+        ("streaming", s.finish()),
+    ]
+}
+
+/// `arrivals` (§4.3), as its requests are read.
+struct Arrivals<'r> {
+    modes: BTreeSet<&'r str>,
+    last_mode: Option<&'r str>,
+    dropped: usize,
+    completed: usize,
+    held: usize,
+    failed: BTreeMap<String, i64>,
+    peak: Option<i64>,
+    /// The count and the earliest and latest intended times.
+    intended: (usize, i64, i64),
+    lag: Vec<f64>,
+}
+
+impl<'r> Arrivals<'r> {
+    fn new(n: usize) -> Self {
+        Arrivals {
+            modes: BTreeSet::new(),
+            last_mode: None,
+            dropped: 0,
+            completed: 0,
+            held: 0,
+            failed: BTreeMap::new(),
+            peak: None,
+            intended: (0, i64::MAX, i64::MIN),
+            lag: Vec::with_capacity(n),
+        }
+    }
+
+    fn take(&mut self, r: &'r Request) {
         let mode = r.arrival_mode.as_str();
-        if last_mode != Some(mode) {
-            modes.insert(mode);
-            last_mode = Some(mode);
+        if self.last_mode != Some(mode) {
+            self.modes.insert(mode);
+            self.last_mode = Some(mode);
         }
         match r.status.as_str() {
-            "dropped" => dropped += 1,
+            "dropped" => self.dropped += 1,
             status => {
                 if status == "ok" {
-                    completed += 1;
+                    self.completed += 1;
                 } else {
-                    *failed.entry(status.to_owned()).or_insert(0) += 1;
+                    *self.failed.entry(status.to_owned()).or_insert(0) += 1;
                 }
-                held += usize::from(r.held_for_slot);
+                self.held += usize::from(r.held_for_slot);
             }
         }
         if let Some(x) = finite(r.in_flight_at_dispatch()) {
             let x = x.trunc() as i64;
-            peak = Some(peak.map_or(x, |p| p.max(x)));
+            self.peak = Some(self.peak.map_or(x, |p| p.max(x)));
         }
         if let Some(t) = r.intended_at_ns() {
-            (intended, first, last) = (intended + 1, first.min(t), last.max(t));
+            let (n, first, last) = self.intended;
+            self.intended = (n + 1, first.min(t), last.max(t));
         }
-        lag.extend(finite(r.dispatch_lag_ms()));
+        self.lag.extend(finite(r.dispatch_lag_ms()));
     }
-    let mode = if modes.len() == 1 {
-        modes.iter().next().copied().unwrap_or("closed").to_owned()
-    } else {
-        "mixed".to_owned()
-    };
-    let offered_rate = if mode != "closed" && intended >= 2 && first != last {
-        fnum(Some((intended - 1) as f64 / ((last - first) as f64 / 1e9)))
-    } else {
-        Value::Null
-    };
-    let lag_max = max_of(&lag);
-    let [lag_p50, lag_p95] = pcts(lag, [50, 95]);
-    let (window_s, drain_s) = match window {
-        Some(wn) => match (
-            ns_of(pyjson::get(wn, "started_at_ns")),
-            ns_of(pyjson::get(wn, "window_ended_at_ns")),
-            ns_of(pyjson::get(wn, "drained_at_ns")),
-        ) {
-            (Some(s), Some(we), Some(d)) => (
-                fnum(Some((we - s).max(0) as f64 / 1e9)),
-                fnum(Some((d - we).max(0) as f64 / 1e9)),
-            ),
-            _ => (Value::Null, Value::Null),
-        },
-        None => (Value::Null, Value::Null),
-    };
-    json!({
-        "mode": mode, "offered": reqs.len(), "sent": reqs.len() - dropped,
-        "completed": completed, "dropped": dropped, "failed": failed,
-        "held_for_slot": held, "peak_in_flight": peak, "offered_rate_per_second": offered_rate,
-        "dispatch_lag_ms": {"p50": lag_p50, "p95": lag_p95, "max": lag_max},
-        "window_seconds": window_s, "drain_seconds": drain_s,
-    })
+
+    fn finish(self, offered: usize, window: Option<&Value>) -> Value {
+        let Arrivals {
+            modes,
+            dropped,
+            completed,
+            held,
+            failed,
+            peak,
+            intended: (intended, first, last),
+            lag,
+            ..
+        } = self;
+        let mode = if modes.len() == 1 {
+            modes.iter().next().copied().unwrap_or("closed").to_owned()
+        } else {
+            "mixed".to_owned()
+        };
+        let offered_rate = if mode != "closed" && intended >= 2 && first != last {
+            fnum(Some((intended - 1) as f64 / ((last - first) as f64 / 1e9)))
+        } else {
+            Value::Null
+        };
+        let lag_max = max_of(&lag);
+        let [lag_p50, lag_p95] = pcts(lag, [50, 95]);
+        let (window_s, drain_s) = match window {
+            Some(wn) => match (
+                ns_of(pyjson::get(wn, "started_at_ns")),
+                ns_of(pyjson::get(wn, "window_ended_at_ns")),
+                ns_of(pyjson::get(wn, "drained_at_ns")),
+            ) {
+                (Some(s), Some(we), Some(d)) => (
+                    fnum(Some((we - s).max(0) as f64 / 1e9)),
+                    fnum(Some((d - we).max(0) as f64 / 1e9)),
+                ),
+                _ => (Value::Null, Value::Null),
+            },
+            None => (Value::Null, Value::Null),
+        };
+        json!({
+            "mode": mode, "offered": offered, "sent": offered - dropped,
+            "completed": completed, "dropped": dropped, "failed": failed,
+            "held_for_slot": held, "peak_in_flight": peak, "offered_rate_per_second": offered_rate,
+            "dispatch_lag_ms": {"p50": lag_p50, "p95": lag_p95, "max": lag_max},
+            "window_seconds": window_s, "drain_seconds": drain_s,
+        })
+    }
 }
 
-/// `prompts` (§4.4).
-pub fn prompts(reqs: &[&Request], window: Option<&Value>) -> Value {
-    use crate::model::Scalar;
-    // One pass over the requests sent (see request_figures). A prompt
-    // repeats request after request (`repeat` mode): runs of one value are
-    // collapsed as they are read, before the sort that finds the distinct.
-    let mut modes: BTreeSet<&str> = BTreeSet::new();
-    let mut last_mode: Option<&str> = None;
-    let (mut digests, mut groups): (Vec<&Scalar>, Vec<&Scalar>) = (Vec::new(), Vec::new());
-    let (mut shared_min, mut shared_max): (Option<f64>, Option<f64>) = (None, None);
-    for r in reqs.iter().filter(|r| r.status != "dropped") {
+/// `prompts` (§4.4), as its requests are read. A prompt repeats request
+/// after request (`repeat` mode): runs of one value are collapsed as they
+/// are read, before the sort that finds the distinct ones.
+#[derive(Default)]
+struct Prompts<'r> {
+    modes: BTreeSet<&'r str>,
+    last_mode: Option<&'r str>,
+    digests: Vec<&'r Scalar>,
+    groups: Vec<&'r Scalar>,
+    shared_min: Option<f64>,
+    shared_max: Option<f64>,
+}
+
+impl<'r> Prompts<'r> {
+    fn take(&mut self, r: &'r Request) {
+        if r.status == "dropped" {
+            return;
+        }
         let mode = r.prompt_mode.as_str();
-        if last_mode != Some(mode) {
-            modes.insert(mode);
-            last_mode = Some(mode);
+        if self.last_mode != Some(mode) {
+            self.modes.insert(mode);
+            self.last_mode = Some(mode);
         }
         for (keys, v) in [
-            (&mut digests, &r.prompt_digest),
-            (&mut groups, &r.prefix_group),
+            (&mut self.digests, &r.prompt_digest),
+            (&mut self.groups, &r.prefix_group),
         ] {
             if !v.is_null() && keys.last() != Some(&v) {
                 keys.push(v);
             }
         }
         if let Some(x) = finite(r.shared_prefix_tokens()) {
-            shared_min = Some(shared_min.map_or(x, |m| m.min(x)));
-            shared_max = Some(shared_max.map_or(x, |m| m.max(x)));
+            self.shared_min = Some(self.shared_min.map_or(x, |m| m.min(x)));
+            self.shared_max = Some(self.shared_max.map_or(x, |m| m.max(x)));
         }
     }
-    let mode = match modes.len() {
-        0 => Value::Null,
-        1 => json!(modes.iter().next()),
-        _ => json!("mixed"),
-    };
-    let distinct = |mut keys: Vec<&Scalar>| {
-        keys.sort_unstable();
-        keys.dedup();
-        match keys.len() {
+
+    fn finish(self, window: Option<&Value>) -> Value {
+        let mode = match self.modes.len() {
             0 => Value::Null,
-            n => json!(n),
-        }
-    };
-    json!({
-        "mode": mode,
-        "distinct_prompts": distinct(digests),
-        "prefix_groups_used": distinct(groups),
-        "shared_prefix_tokens": {"min": fnum(shared_min), "max": fnum(shared_max)},
-        "prompts_digest": window.map_or(Value::Null, |w| pyjson::get(w, "prompts_digest").clone()),
-    })
+            1 => json!(self.modes.iter().next()),
+            _ => json!("mixed"),
+        };
+        let distinct = |mut keys: Vec<&Scalar>| {
+            keys.sort_unstable();
+            keys.dedup();
+            match keys.len() {
+                0 => Value::Null,
+                n => json!(n),
+            }
+        };
+        json!({
+            "mode": mode,
+            "distinct_prompts": distinct(self.digests),
+            "prefix_groups_used": distinct(self.groups),
+            "shared_prefix_tokens": {"min": fnum(self.shared_min), "max": fnum(self.shared_max)},
+            "prompts_digest": window.map_or(Value::Null, |w| pyjson::get(w, "prompts_digest").clone()),
+        })
+    }
 }
 
-/// `lengths` (§4.5).
-pub fn lengths(reqs: &[&Request]) -> Value {
-    let (mut prompt, mut output) = (Vec::new(), Vec::new());
-    for r in reqs.iter().filter(|r| r.is_ok()) {
-        prompt.extend(finite(r.prompt_tokens()));
-        output.extend(finite(r.output_tokens()));
+/// `lengths` (§4.5), as its requests are read.
+struct Lengths {
+    prompt: Vec<f64>,
+    output: Vec<f64>,
+}
+
+impl Lengths {
+    fn new(n: usize) -> Self {
+        Lengths {
+            prompt: Vec::with_capacity(n),
+            output: Vec::with_capacity(n),
+        }
     }
-    let d = |v: Vec<f64>| {
-        let (min, max) = (min_of(&v), max_of(&v));
-        let [p50, p95] = pcts(v, [50, 95]);
-        json!({"min": min, "p50": p50, "p95": p95, "max": max})
-    };
-    json!({"prompt_tokens": d(prompt), "output_tokens": d(output)})
+
+    fn take(&mut self, r: &Request) {
+        if r.is_ok() {
+            self.prompt.extend(finite(r.prompt_tokens()));
+            self.output.extend(finite(r.output_tokens()));
+        }
+    }
+
+    fn finish(self) -> Value {
+        let d = |v: Vec<f64>| {
+            let (min, max) = (min_of(&v), max_of(&v));
+            let [p50, p95] = pcts(v, [50, 95]);
+            json!({"min": min, "p50": p50, "p95": p95, "max": max})
+        };
+        json!({"prompt_tokens": d(self.prompt), "output_tokens": d(self.output)})
+    }
 }
 
 /// `cache` (§4.6).
@@ -828,42 +912,64 @@ pub fn cache(record: Option<&Value>) -> Value {
     }
 }
 
-/// `streaming` (§4.8).
-pub fn streaming(reqs: &[&Request]) -> Value {
-    let streamed = |r: &&&Request| r.is_ok() && r.stream && finite(r.ttft_ms()).is_some();
-    // Two passes over the requests (see request_figures): the counts and
-    // sums, then the gaps, into a list sized from the counts.
-    let mut chunks: Vec<f64> = Vec::with_capacity(reqs.len());
-    let (mut usage, mut tokens, mut usage_chunks) = (false, 0i64, 0usize);
-    for r in reqs.iter().filter(streamed) {
-        chunks.push((r.chunk_gaps.iter().filter(|g| g.is_finite()).count() + 1) as f64);
-        if r.output_token_source == "server_usage" {
-            usage = true;
-            tokens += int_of(r.output_tokens());
-            usage_chunks += r.chunk_list_len as usize + 1;
+/// `streaming` (§4.8), as its requests are read.
+struct Streaming {
+    chunks: Vec<f64>,
+    gaps: Vec<f64>,
+    /// Whether any streamed response's tokens are the server's count, their
+    /// sum and the sum of their chunks.
+    usage: (bool, i64, usize),
+}
+
+impl Streaming {
+    fn new(n: usize) -> Self {
+        Streaming {
+            chunks: Vec::with_capacity(n),
+            gaps: Vec::new(),
+            usage: (false, 0, 0),
         }
     }
-    let responses = chunks.len();
-    // Each response's chunks are its finite gaps and one.
-    let mut gaps: Vec<f64> = Vec::with_capacity(chunks.iter().map(|c| *c as usize - 1).sum());
-    for r in reqs.iter().filter(streamed) {
-        gaps.extend(r.chunk_gaps.iter().copied().filter(|g| g.is_finite()));
+
+    fn take(&mut self, r: &Request) {
+        if !(r.is_ok() && r.stream && finite(r.ttft_ms()).is_some()) {
+            return;
+        }
+        let before = self.gaps.len();
+        self.gaps
+            .extend(r.chunk_gaps.iter().copied().filter(|g| g.is_finite()));
+        self.chunks.push((self.gaps.len() - before + 1) as f64);
+        if r.output_token_source == "server_usage" {
+            let (_, tokens, chunks) = self.usage;
+            self.usage = (
+                true,
+                tokens + int_of(r.output_tokens()),
+                chunks + r.chunk_list_len as usize + 1,
+            );
+        }
     }
-    let (chunks_max, gaps_max, gaps_n) = (max_of(&chunks), max_of(&gaps), gaps.len());
-    let [chunks_p50, chunks_p95] = pcts(chunks, [50, 95]);
-    let [gaps_p50, gaps_p95] = pcts(gaps, [50, 95]);
-    let mean_tokens = if usage {
-        fnum(Some(tokens as f64 / usage_chunks as f64))
-    } else {
-        Value::Null
-    };
-    json!({
-        "granularity": "chunk", "responses": responses,
-        "content_chunks_per_response": {"p50": chunks_p50, "p95": chunks_p95, "max": chunks_max},
-        "chunk_interarrival_ms": {"p50": gaps_p50, "p95": gaps_p95, "max": gaps_max, "n": gaps_n},
-        "mean_tokens_per_chunk": mean_tokens,
-        "note": "chunk-level timing: a streamed chunk can carry several tokens, so these are not inter-token latencies",
-    })
+
+    fn finish(self) -> Value {
+        let Streaming {
+            chunks,
+            gaps,
+            usage,
+        } = self;
+        let responses = chunks.len();
+        let (chunks_max, gaps_max, gaps_n) = (max_of(&chunks), max_of(&gaps), gaps.len());
+        let [chunks_p50, chunks_p95] = pcts(chunks, [50, 95]);
+        let [gaps_p50, gaps_p95] = pcts(gaps, [50, 95]);
+        let mean_tokens = match usage {
+            (true, tokens, chunks) => fnum(Some(tokens as f64 / chunks as f64)),
+            _ => Value::Null,
+        };
+        json!({
+            "granularity": "chunk", "responses": responses,
+            "content_chunks_per_response": {"p50": chunks_p50, "p95": chunks_p95, "max": chunks_max},
+            "chunk_interarrival_ms": {"p50": gaps_p50, "p95": gaps_p95, "max": gaps_max, "n": gaps_n},
+            "mean_tokens_per_chunk": mean_tokens,
+            "note": "chunk-level timing: a streamed chunk can carry several tokens, so these are not inter-token latencies",
+        })
+    }
 }
 
 const ASSUMPTIONS: &str = "requests are independent and identically distributed, with continuous latencies; the dependence queueing creates between requests is not covered, and sufficiency is no precision in milliseconds";
@@ -871,25 +977,33 @@ const ASSUMPTIONS: &str = "requests are independent and identically distributed,
 /// One request's value of a latency metric: a number, or missing.
 pub type MetricFn<'a> = dyn Fn(&Request) -> Option<f64> + Sync + 'a;
 
+/// The `latency` block and what its pass found besides.
+pub struct Latency<'k, 'r> {
+    pub block: Value,
+    /// Each metric's sorted values of the successful requests, by key
+    /// ([`request_figures`] reads its percentiles off them).
+    pub sorted: Vec<(&'k str, Vec<f64>)>,
+    /// The unsuccessful requests, in order.
+    pub failures: Vec<&'r Request>,
+}
+
 /// `latency` (§4.7). `metrics`: (key, boundary, per-request value).
-/// Also answers each metric's sorted values of the successful requests (by
-/// key), which [`request_figures`] reads its percentiles off.
-pub fn latency<'k>(
-    reqs: &[&Request],
+pub fn latency<'k, 'r>(
+    reqs: &[&'r Request],
     metrics: &[(&'k str, &str, &MetricFn)],
-) -> (Value, Vec<(&'k str, Vec<f64>)>) {
+) -> Latency<'k, 'r> {
     use rayon::prelude::*;
     // One pass reads every metric's value of each successful request (a
-    // request's fields are loaded once, not once per metric) and counts the
-    // others; then each metric's sort and estimates run in parallel.
-    let mut f = 0;
+    // request's fields are loaded once, not once per metric) and sets the
+    // others aside; then each metric's sort and estimates run in parallel.
+    let mut failures: Vec<&Request> = Vec::new();
     let mut values: Vec<(Vec<f64>, usize)> = metrics
         .iter()
         .map(|_| (Vec::with_capacity(reqs.len()), 0))
         .collect();
     for r in reqs {
         if !r.is_ok() {
-            f += 1;
+            failures.push(r);
             continue;
         }
         for ((_, _, value_of), (list, missing)) in metrics.iter().zip(&mut values) {
@@ -904,7 +1018,7 @@ pub fn latency<'k>(
         .zip(values)
         .map(|((key, boundary, _), (values, missing))| {
             let sorted = sort_floats(values);
-            let block = metric_block(reqs, key, boundary, &sorted, missing, f);
+            let block = metric_block(&failures, key, boundary, &sorted, missing);
             (*key, block, sorted)
         })
         .collect();
@@ -914,24 +1028,28 @@ pub fn latency<'k>(
         out.insert(key.to_owned(), block);
         sorted.push((key, values));
     }
-    (unsuccessful_block(reqs, out), sorted)
+    Latency {
+        block: unsuccessful_block(&failures, out),
+        sorted,
+        failures,
+    }
 }
 
 /// One metric of the `latency` block (report.md §4.7).
 /// `sorted`: the metric's values of the successful requests, ascending,
-/// `missing` how many of them have none.
+/// `missing` how many of them have none; `failures` the unsuccessful ones.
 fn metric_block(
-    reqs: &[&Request],
+    failures: &[&Request],
     key: &str,
     boundary: &str,
     sorted: &[f64],
     missing: usize,
-    f: usize,
 ) -> Value {
+    let f = failures.len();
     {
         let timeouts: Option<Vec<f64>> = if key == "client.e2e" && f > 0 {
-            reqs.iter()
-                .filter(|r| !r.is_ok())
+            failures
+                .iter()
                 .map(|r| {
                     if r.status == "timeout" {
                         finite(r.e2e_latency_ms())
@@ -996,10 +1114,10 @@ fn metric_block(
 }
 
 /// The `unsuccessful` part of the `latency` block, and the block itself.
-fn unsuccessful_block(reqs: &[&Request], out: Map<String, Value>) -> Value {
+fn unsuccessful_block(failures: &[&Request], out: Map<String, Value>) -> Value {
     let mut unsucc: BTreeMap<String, Value> = BTreeMap::new();
     let mut by_status: BTreeMap<String, Vec<&Request>> = BTreeMap::new();
-    for r in reqs.iter().filter(|r| !r.is_ok()) {
+    for r in failures {
         by_status.entry(r.status.to_string()).or_default().push(r);
     }
     for (status, rs) in by_status {
@@ -1187,7 +1305,7 @@ mod tests {
                 })
                 .collect();
             let refs: Vec<&Request> = reqs.iter().collect();
-            let (_, sorted) = latency(&refs, &metrics);
+            let sorted = latency(&refs, &metrics).sorted;
             let (mut read_off, mut selected) = (Map::new(), Map::new());
             request_figures(&refs, &[], &Value::Null, &sorted, &mut read_off);
             request_figures(&refs, &[], &Value::Null, &[], &mut selected);
@@ -1222,7 +1340,7 @@ mod tests {
         let (_, reqs) = c1();
         let refs: Vec<&Request> = reqs.iter().collect();
         let e2e = |r: &Request| finite(r.e2e_latency_ms());
-        let (lat, _) = latency(&refs, &[("client.e2e", "client", &e2e)]);
+        let lat = latency(&refs, &[("client.e2e", "client", &e2e)]).block;
         let m = &lat["metrics"]["client.e2e"];
         assert_eq!(m["successful"]["p50"]["value_ms"], 250.0);
         assert_eq!(m["successful"]["p90"]["value_ms"], 370.0);
@@ -1408,7 +1526,9 @@ mod tests {
             })
             .collect();
         let refs: Vec<&Request> = reqs.iter().collect();
-        let s = streaming(&refs);
+        let [.., ("streaming", s)] = passes(&refs, None) else {
+            panic!("the streaming block comes last");
+        };
         assert_eq!(s["content_chunks_per_response"]["p50"], 4.0);
         assert_eq!(
             s["chunk_interarrival_ms"],

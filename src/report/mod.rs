@@ -80,10 +80,10 @@ struct CaseTally {
     window: Option<(i64, i64)>,
 }
 
-/// The case's unsuccessful requests, by status.
-fn failed_by_status(reqs: &[&Request]) -> std::collections::BTreeMap<String, i64> {
+/// Unsuccessful requests counted by status.
+fn failed_by_status(failures: &[&Request]) -> std::collections::BTreeMap<String, i64> {
     let mut failed: std::collections::BTreeMap<String, i64> = Default::default();
-    for r in reqs.iter().filter(|r| !r.is_ok()) {
+    for r in failures {
         *failed.entry(r.status.to_string()).or_insert(0) += 1;
     }
     failed
@@ -233,38 +233,32 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
                 // The blocks are independent passes over the case's requests:
                 // the latency block (a sort per metric) and the case's tally
                 // beside the population, beside the arrival, prompt and stream
-                // passes. The request figures come last: they read the
-                // population's rate interval and the latency block's sorted
-                // values.
+                // passes (one pass over the requests each). The request figures
+                // come last: they read the population's rate interval and the
+                // latency block's sorted values.
                 let window = ctx.windows.get(key).copied();
-                let ((latency, sorted, failed), (pop, passes)) = rayon::join(
-                    || {
-                        let (latency, sorted) = case::latency(reqs, &metrics);
-                        (latency, sorted, failed_by_status(reqs))
-                    },
+                let (latency, (pop, passes)) = rayon::join(
+                    || case::latency(reqs, &metrics),
                     || {
                         rayon::join(
                             || case::population(&ctx, key, reqs),
-                            || {
-                                [
-                                    ("arrivals", case::arrivals(reqs, window)),
-                                    ("prompts", case::prompts(reqs, window)),
-                                    ("lengths", case::lengths(reqs)),
-                                    ("cache", case::cache(ctx.cache_states.get(key).copied())),
-                                    ("streaming", case::streaming(reqs)),
-                                ]
-                            },
+                            || case::passes(reqs, window),
                         )
                     },
                 );
                 let mut c = Map::new();
                 let rate = pop.intervals.get("rate").cloned().unwrap_or(Value::Null);
-                let ok_window = case::request_figures(reqs, &data.samples, &rate, &sorted, &mut c);
-                drop(sorted);
+                let ok_window =
+                    case::request_figures(reqs, &data.samples, &rate, &latency.sorted, &mut c);
+                let failed = failed_by_status(&latency.failures);
                 for (name, block) in passes {
                     c.insert(name.into(), block);
                 }
-                c.insert("latency".into(), latency);
+                c.insert(
+                    "cache".into(),
+                    case::cache(ctx.cache_states.get(key).copied()),
+                );
+                c.insert("latency".into(), latency.block);
                 if let Some((policy, source)) = policy {
                     c.insert(
                         "slo".into(),
