@@ -240,16 +240,25 @@ pub fn segment<'a, S: AsRef<str>>(blob: &'a [u8], names: &[S]) -> Result<Segment
 
 impl Segment<'_> {
     /// Decodes the segment, handing each row's values, in column order, to
-    /// `each`; stops early when `each` returns false.
-    pub fn rows(&self, mut each: impl FnMut(&[ValueRef]) -> bool) -> Result<(), PackError> {
+    /// `each`, with a bit per column (the first column's lowest) set when
+    /// its value may differ from the row before (clear: the same value as
+    /// the row before, so a reader can keep what it made of it); stops
+    /// early when `each` returns false.
+    pub fn rows(&self, mut each: impl FnMut(&[ValueRef], u64) -> bool) -> Result<(), PackError> {
         let mut r = Reader {
             bytes: self.bytes,
             at: 0,
         };
         let mut columns: Vec<Column> = (0..self.columns).map(|_| Column::default()).collect();
-        for _ in 0..self.rows {
-            for col in &mut columns {
+        let every = u64::MAX >> (64 - self.columns);
+        for row in 0..self.rows {
+            // The first row has no row before it.
+            let mut changed = if row == 0 { every } else { 0 };
+            for (i, col) in columns.iter_mut().enumerate() {
                 let tag = r.take(1)?[0];
+                if tag != SAME {
+                    changed |= 1 << i;
+                }
                 match tag {
                     SAME => {}
                     NULL => col.kind = NULL,
@@ -287,7 +296,7 @@ impl Segment<'_> {
             for (v, col) in values.iter_mut().zip(&columns) {
                 *v = col.value();
             }
-            if !each(&values[..columns.len()]) {
+            if !each(&values[..columns.len()], changed) {
                 return Ok(());
             }
         }
@@ -405,8 +414,22 @@ mod tests {
         for blob in segments {
             let seg = segment(blob, names)?;
             let before = out.len();
-            seg.rows(|v| {
-                out.push(owned(v));
+            seg.rows(|v, changed| {
+                let row = owned(v);
+                // A column marked unchanged holds the row before's value.
+                if out.len() > before {
+                    let previous: &Vec<Value> = &out[out.len() - 1];
+                    for (i, (now, then)) in row.iter().zip(previous).enumerate() {
+                        assert!(changed & (1 << i) != 0 || now == then, "column {i}");
+                    }
+                } else {
+                    assert_eq!(
+                        changed.count_ones() as usize,
+                        row.len(),
+                        "a segment's first row"
+                    );
+                }
+                out.push(row);
                 true
             })?;
             assert_eq!(out.len() - before, seg.rows);
@@ -525,7 +548,7 @@ mod tests {
         let segs = pack_of(&names, &rows);
         let seg = segment(&segs[0], &names).unwrap();
         let mut seen = 0;
-        seg.rows(|_| {
+        seg.rows(|_, _| {
             seen += 1;
             seen < 3
         })

@@ -807,6 +807,9 @@ struct Fill<'s> {
     /// above the one before.
     seqs: Option<(i64, i64)>,
     increasing: bool,
+    /// A bit per column, clear when the row's value is the row before's (a
+    /// pack says so; rows read through SQLite have every bit set).
+    changed: u64,
 }
 
 impl<'s> Fill<'s> {
@@ -829,6 +832,7 @@ impl<'s> Fill<'s> {
             null_matters,
             seqs: None,
             increasing: true,
+            changed: u64::MAX,
         }
     }
 
@@ -841,13 +845,17 @@ impl<'s> Fill<'s> {
             null_matters: self.null_matters,
             seqs: None,
             increasing: true,
+            changed: u64::MAX,
         }
     }
 
-    fn sym(&mut self, slot: usize, v: ValueRef) -> Option<Sym> {
+    /// The symbol of text value `v` of column `column`, remembered in
+    /// `slot`.
+    fn sym(&mut self, slot: usize, column: usize, v: ValueRef) -> Option<Sym> {
         let ValueRef::Text(t) = v else { return None };
         if let Some((bytes, sym)) = &self.last[slot] {
-            if bytes.as_slice() == t {
+            // Unchanged text is the row before's, which this slot holds.
+            if self.changed & (1 << column) == 0 || bytes.as_slice() == t {
                 return Some(sym.clone());
             }
         }
@@ -881,14 +889,14 @@ impl<'s> Fill<'s> {
                 (first, r.seq)
             }
         });
-        if let Some(s) = self.sym(0, v[1]) {
+        if let Some(s) = self.sym(0, 1, v[1]) {
             r.case_key = s;
         }
-        if let Some(s) = self.sym(1, v[2]) {
+        if let Some(s) = self.sym(1, 2, v[2]) {
             r.status = s;
         }
-        r.phase = self.sym(2, v[3]);
-        r.session_id = self.sym(3, v[4]).map_or(Scalar::Null, Scalar::Str);
+        r.phase = self.sym(2, 3, v[3]);
+        r.session_id = self.sym(3, 4, v[4]).map_or(Scalar::Null, Scalar::Str);
         r.request_id = text(v[5]).map_or(Value::Null, Value::String);
         r.x_request_id = text(v[6]).map_or(Value::Null, Value::String);
         r.set_request_index(int(v[7]));
@@ -908,21 +916,21 @@ impl<'s> Fill<'s> {
         r.set_output_tokens(real(v[18]));
         r.output_tokens_is_int = r.output_tokens().is_some();
         r.set_total_tokens(real(v[19]));
-        if let Some(s) = self.sym(4, v[20]) {
+        if let Some(s) = self.sym(4, 20, v[20]) {
             r.output_token_source = s;
         }
-        if let Some(s) = self.sym(5, v[21]) {
+        if let Some(s) = self.sym(5, 21, v[21]) {
             r.arrival_mode = s;
         }
         r.held_for_slot = int(v[22]).is_some_and(|i| i != 0);
         r.set_in_flight_at_dispatch(real(v[23]));
-        if let Some(s) = self.sym(6, v[24]) {
+        if let Some(s) = self.sym(6, 24, v[24]) {
             r.prompt_mode = s;
         }
-        r.prompt_digest = self.sym(8, v[25]).map_or(Scalar::Null, Scalar::Str);
+        r.prompt_digest = self.sym(8, 25, v[25]).map_or(Scalar::Null, Scalar::Str);
         r.prefix_group = int(v[26]).map_or(Scalar::Null, |i| Scalar::of(&Value::from(i)));
         r.set_shared_prefix_tokens(real(v[27]));
-        r.task = self.sym(7, v[28]);
+        r.task = self.sym(7, 28, v[28]);
         let nulls = int(v[29]).unwrap_or(0);
         if nulls & self.null_matters != 0 {
             // A field present as null reads differently from an absent one (e.g. a
@@ -1002,10 +1010,11 @@ fn read_pack(
         .map(|(segment, part)| {
             let mut fill = template.fresh();
             let mut filled = 0;
-            let done = segment.rows(|values| {
+            let done = segment.rows(|values, changed| {
                 let (Some(r), Ok(values)) = (part.get_mut(filled), values.try_into()) else {
                     return false;
                 };
+                fill.changed = changed;
                 fill.fill(r, values);
                 filled += 1;
                 true
