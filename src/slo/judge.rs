@@ -53,10 +53,7 @@ fn raw_measure(req: &Request, key: CriterionKey, spans: &Spans) -> Measure {
         },
         ClientE2e => e2e.map_or_else(|| unknown("no_client_e2e"), Measure::Value),
         ClientE2eFromIntended => match (req.intended_at_ns(), req.ended_at_ns()) {
-            // Subtract exactly, then divide: the timestamps exceed 2^53.
-            (Some(start), Some(end)) => {
-                Measure::Value((i128::from(end) - i128::from(start)) as f64 / 1_000_000.0)
-            }
+            (Some(start), Some(end)) => Measure::Value(crate::model::request::span_ms(start, end)),
             _ => unknown("no_intended_or_end_time"),
         },
         ClientTpot => {
