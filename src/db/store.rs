@@ -629,7 +629,14 @@ fn load_requests(
     let blanks = |out: &mut Vec<Request>, n: usize| {
         use rayon::prelude::*;
         out.clear();
-        out.par_extend(rayon::iter::repeat_n(Request::empty(0), n));
+        // Each job clones a blank of its own: one shared blank's symbols
+        // would have both threads counting references on the same few
+        // cache lines, here and again when the fill replaces them.
+        out.par_extend(
+            (0..n)
+                .into_par_iter()
+                .map_init(|| Request::empty(0), |blank, _| blank.clone()),
+        );
     };
     let packed: Option<i64> = conn
         .query_row(
