@@ -5,6 +5,7 @@
 #   bench/run.sh                 # 90,000 and 300,000 requests, 100-run re-judge
 #   SIZES="30000" bench/run.sh   # other sizes
 #   RUNS=0 bench/run.sh          # without the re-judging part
+#   REPEAT=5 bench/run.sh        # stormlog's commands 5 times each (median; default 3)
 #
 # Needs python3 (stdlib) for the scaled inputs and the reference in a virtual
 # environment (created in bench/.venv unless REF points at a `stormlog` binary).
@@ -29,6 +30,24 @@ measure() { # label, command...: wall seconds and peak RSS via /usr/bin/time
   /usr/bin/time -f "%e %M" -o "$DATA/time.txt" "$@" > /dev/null
   read -r wall kb < "$DATA/time.txt"
   printf '%-44s %8.2f s %8.0f MB\n' "$label" "$wall" "$((kb / 1024))"
+  last_wall=$wall last_mb=$((kb / 1024))
+}
+
+# A run of stormlog lasts well under a second, so a burst of the machine's
+# noise can double it, where the reference's minute evens such bursts out:
+# stormlog's commands run REPEAT times (default 3), and the median counts.
+REPEAT=${REPEAT:-3}
+measure_median() { # label, command...: the median wall time and peak RSS of REPEAT runs
+  local label=$1; shift
+  local walls=() mbs=()
+  for _ in $(seq 1 "$REPEAT"); do
+    /usr/bin/time -f "%e %M" -o "$DATA/time.txt" "$@" > /dev/null
+    read -r wall kb < "$DATA/time.txt"
+    walls+=("$wall") mbs+=("$((kb / 1024))")
+  done
+  last_wall=$(printf '%s\n' "${walls[@]}" | sort -g | sed -n "$(( (REPEAT + 1) / 2 ))p")
+  last_mb=$(printf '%s\n' "${mbs[@]}" | sort -g | sed -n "$(( (REPEAT + 1) / 2 ))p")
+  printf '%-44s %8.2f s %8.0f MB   (runs: %s s)\n' "$label" "$last_wall" "$last_mb" "${walls[*]}"
 }
 
 for n in $SIZES; do
@@ -38,10 +57,14 @@ for n in $SIZES; do
   echo "== $n requests ($mb MB)"
   rm -f "$DATA/bench.db" "$DATA/bench.db-wal" "$DATA/bench.db-shm"
   measure "reference: infer analyze --format json" "$REF" infer analyze "$f" --format json
-  measure "stormlog: infer analyze --format json" "$OURS" infer analyze "$f" --format json
+  ref_wall=$last_wall ref_mb=$last_mb
+  measure_median "stormlog: infer analyze --format json" "$OURS" infer analyze "$f" --format json
+  ours_wall=$last_wall ours_mb=$last_mb
   measure "stormlog: ingest" "$OURS" ingest --db "$DATA/bench.db" "$f"
-  measure "stormlog: report --format json" "$OURS" report --db "$DATA/bench.db" large --format json
+  measure_median "stormlog: report --format json" "$OURS" report --db "$DATA/bench.db" large --format json
   echo "database: $(( $(stat -c %s "$DATA/bench.db") / 1000000 )) MB"
+  python3 -c "import sys; r, a, rm, am, rep = map(float, sys.argv[1:]); print(f'analyze: {r / a:.1f}x the reference, 1/{rm / am:.1f} of its memory; report: {rep / a:.3f} of analyze')" \
+    "$ref_wall" "$ours_wall" "$ref_mb" "$ours_mb" "$last_wall"
 done
 
 if [ "$RUNS" -eq 0 ]; then exit 0; fi # RUNS=0 bench/run.sh: analyze, ingest and report only
