@@ -295,9 +295,8 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
     let w = ctx.workload;
     let w_start = window.and_then(|wn| ns_of(pyjson::get(wn, "started_at_ns")));
     let w_drained = window.and_then(|wn| ns_of(pyjson::get(wn, "drained_at_ns")));
-    // One pass over the requests (a case can hold hundreds of thousands, and
-    // a pass costs more in memory traffic than in arithmetic): statuses,
-    // ids, indexes, sessions, times.
+    // One pass over the requests (see `passes`): statuses, ids, indexes,
+    // sessions, times.
     let mut n = [0usize; 8];
     let mut other: BTreeMap<String, i64> = BTreeMap::new();
     let mut ids = Hashed::with_capacity(reqs.len());
@@ -588,9 +587,8 @@ pub fn request_figures(
     sorted: &[(&str, Vec<f64>)],
     out: &mut Map<String, Value>,
 ) -> Option<(i64, i64)> {
-    // A pass over a large case's requests costs more in memory traffic than
-    // in arithmetic (each request is a few hundred bytes), so everything
-    // these figures count and sum is read in one.
+    // Everything these figures count and sum is read in one pass (see
+    // `passes`).
     let e2e = |r: &Request| r.e2e_latency_ms();
     let ttft = |r: &Request| r.ttft_ms();
     let from_intended = |r: &Request| Some(span_ms(r.intended_at_ns()?, r.ended_at_ns()?));

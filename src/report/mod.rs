@@ -230,12 +230,12 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
         by_case
             .par_iter()
             .map(|(key, reqs)| {
-                // The blocks are independent passes over the case's requests:
-                // the latency block (a sort per metric) and the case's tally
-                // beside the population, beside the arrival, prompt and stream
-                // passes (one pass over the requests each). The request figures
-                // come last: they read the population's rate interval and the
-                // latency block's sorted values.
+                // The blocks are independent passes over the case's requests
+                // (one each): the latency block (a sort per metric; its pass
+                // sets the failures aside for the case's tally) beside the
+                // population, beside the arrival, prompt, length and stream
+                // blocks. The request figures come last: they read the
+                // population's rate interval and the latency block's sorts.
                 let window = ctx.windows.get(key).copied();
                 let (latency, (pop, passes)) = rayon::join(
                     || case::latency(reqs, &metrics),
