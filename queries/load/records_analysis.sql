@@ -3,11 +3,30 @@
 -- by the analysis, artifact.md §3.7) and `infer.dispatch` (one per request,
 -- read only by the vLLM execution block, which needs execution imports:
 -- the run's `infer.capabilities` / `infer.iteration` records, kept here).
+--
+-- The four left out are skipped by ranges of the (run_id, event_type)
+-- index, each arm one range between them: a run of N requests can hold a
+-- dispatch and a first-content record per request, and a filter over the
+-- run's records would read every one of them (90,000 requests: 75 ms,
+-- against under 1 ms by the ranges). INDEXED BY keeps the planner on the
+-- index: for the ORDER BY it would rather walk the primary key.
 -- Parameters: :run_id
 -- Columns: seq, body
-SELECT seq, body
-FROM records
-WHERE run_id = :run_id
-  AND (event_type IS NULL
-       OR event_type NOT IN ('infer.first_content', 'infer.phase_start', 'infer.summary', 'infer.dispatch'))
+SELECT seq, body FROM records INDEXED BY records_type
+WHERE run_id = :run_id AND event_type IS NULL
+UNION ALL
+SELECT seq, body FROM records INDEXED BY records_type
+WHERE run_id = :run_id AND event_type < 'infer.dispatch'
+UNION ALL
+SELECT seq, body FROM records INDEXED BY records_type
+WHERE run_id = :run_id AND event_type > 'infer.dispatch' AND event_type < 'infer.first_content'
+UNION ALL
+SELECT seq, body FROM records INDEXED BY records_type
+WHERE run_id = :run_id AND event_type > 'infer.first_content' AND event_type < 'infer.phase_start'
+UNION ALL
+SELECT seq, body FROM records INDEXED BY records_type
+WHERE run_id = :run_id AND event_type > 'infer.phase_start' AND event_type < 'infer.summary'
+UNION ALL
+SELECT seq, body FROM records INDEXED BY records_type
+WHERE run_id = :run_id AND event_type > 'infer.summary'
 ORDER BY seq

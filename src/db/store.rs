@@ -1326,6 +1326,65 @@ mod tests {
         assert_eq!(ids, ["r0", "r1", "r2", "r3", "r9"]);
     }
 
+    /// The analysis reads every record but the four types it never needs,
+    /// whatever sorts around them (the query takes index ranges between
+    /// them), a record without an event type included, in file order.
+    #[test]
+    fn the_analysis_reads_all_records_but_four_types() {
+        let dir = tempfile::tempdir().unwrap();
+        let artifact = dir.path().join("a.jsonl");
+        let mut text = session_line();
+        let types = [
+            "infer.capabilities",
+            "infer.dispatch",
+            "infer.dispatch_note",
+            "infer.first_content",
+            "infer.iteration",
+            "infer.phase_start",
+            "infer.server_probe",
+            "infer.summary",
+            "infer.summaryx",
+            "infer.zzz",
+            "infer.dispatch",
+        ];
+        for t in types {
+            text.push_str(&format!(
+                r#"{{"event_type": "{t}", "schema_version": 1, "timestamp_ns": 2}}"#
+            ));
+            text.push('\n');
+        }
+        text.push_str(r#"{"schema_version": 1, "note": "no type"}"#);
+        text.push('\n');
+        std::fs::write(&artifact, text).unwrap();
+        let mut conn =
+            crate::db::open(&dir.path().join("r.db"), crate::db::Mode::ReadWrite).unwrap();
+        let done =
+            crate::ingest::ingest_artifact(&mut conn, &artifact, &Default::default()).unwrap();
+        let data = load_run(&conn, &done.run_id).unwrap();
+        let got: Vec<String> = data
+            .records
+            .iter()
+            .map(|(_, r)| match r.get("event_type") {
+                Some(Value::String(t)) => t.clone(),
+                _ => "(none)".to_owned(),
+            })
+            .filter(|t| t != "infer.session")
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "infer.capabilities",
+                "infer.dispatch_note",
+                "infer.iteration",
+                "infer.server_probe",
+                "infer.summaryx",
+                "infer.zzz",
+                "(none)"
+            ]
+        );
+        assert!(data.records.windows(2).all(|w| w[0].0 < w[1].0));
+    }
+
     /// Rows deleted with the triggers off leave the pack in place; one that
     /// no longer starts or ends where the rows do is passed over for them.
     #[test]
