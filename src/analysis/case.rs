@@ -1061,71 +1061,69 @@ fn metric_block(
     missing: usize,
 ) -> Value {
     let f = failures.len();
-    {
-        let timeouts: Option<Vec<f64>> = if key == "client.e2e" && f > 0 {
-            failures
-                .iter()
-                .map(|r| {
-                    if r.status == "timeout" {
-                        finite(r.e2e_latency_ms())
-                    } else {
-                        None
-                    }
-                })
-                .collect()
-        } else {
-            None
-        };
-        let mut succ = Map::new();
-        let mut pen = Map::new();
-        for (name, p) in [("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99)] {
-            let nmin = sufficiency::n_min(p);
-            let nexist = sufficiency::n_min_exists(p);
-            let n = sorted.len();
-            succ.insert(
+    let timeouts: Option<Vec<f64>> = if key == "client.e2e" && f > 0 {
+        failures
+            .iter()
+            .map(|r| {
+                if r.status == "timeout" {
+                    finite(r.e2e_latency_ms())
+                } else {
+                    None
+                }
+            })
+            .collect()
+    } else {
+        None
+    };
+    let mut succ = Map::new();
+    let mut pen = Map::new();
+    for (name, p) in [("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99)] {
+        let nmin = sufficiency::n_min(p);
+        let nexist = sufficiency::n_min_exists(p);
+        let n = sorted.len();
+        succ.insert(
                 name.into(),
                 json!({"value_ms": fnum(percentile_sorted(sorted, p)), "n": n, "sufficient": n >= nmin, "n_min": nmin,
                        "n_min_exists": nexist, "penalized": false, "observed_lower_bound_ms": null, "reason": null,
                        "interval": interval_json(sufficiency::interval(sorted, p, 0))}),
             );
-            let np = n + missing + f;
-            let est = if missing > 0 || (n == 0 && f == 0) {
-                let reason = if missing > 0 {
-                    "successful_values_missing"
-                } else {
-                    "no_values"
-                };
-                json!({"value_ms": null, "n": np, "sufficient": np >= nmin, "n_min": nmin, "n_min_exists": nexist,
-                       "penalized": false, "observed_lower_bound_ms": null, "reason": reason, "interval": null})
+        let np = n + missing + f;
+        let est = if missing > 0 || (n == 0 && f == 0) {
+            let reason = if missing > 0 {
+                "successful_values_missing"
             } else {
-                let level = if n == 0 {
-                    f64::INFINITY
-                } else {
-                    p * np as f64 / n as f64
-                };
-                let penalized = level > 1.0;
-                let value = if penalized {
-                    Value::Null
-                } else {
-                    fnum(percentile_sorted(sorted, level))
-                };
-                let bound = match (&timeouts, penalized) {
-                    (Some(extra), true) => {
-                        let mut all = sorted.to_vec();
-                        all.extend(extra.iter().copied());
-                        let all = sort_floats(all);
-                        fnum(percentile_sorted(&all, p))
-                    }
-                    _ => Value::Null,
-                };
-                json!({"value_ms": value, "n": np, "sufficient": np >= nmin, "n_min": nmin, "n_min_exists": nexist,
+                "no_values"
+            };
+            json!({"value_ms": null, "n": np, "sufficient": np >= nmin, "n_min": nmin, "n_min_exists": nexist,
+                       "penalized": false, "observed_lower_bound_ms": null, "reason": reason, "interval": null})
+        } else {
+            let level = if n == 0 {
+                f64::INFINITY
+            } else {
+                p * np as f64 / n as f64
+            };
+            let penalized = level > 1.0;
+            let value = if penalized {
+                Value::Null
+            } else {
+                fnum(percentile_sorted(sorted, level))
+            };
+            let bound = match (&timeouts, penalized) {
+                (Some(extra), true) => {
+                    let mut all = sorted.to_vec();
+                    all.extend(extra.iter().copied());
+                    let all = sort_floats(all);
+                    fnum(percentile_sorted(&all, p))
+                }
+                _ => Value::Null,
+            };
+            json!({"value_ms": value, "n": np, "sufficient": np >= nmin, "n_min": nmin, "n_min_exists": nexist,
                        "penalized": penalized, "observed_lower_bound_ms": bound, "reason": null,
                        "interval": interval_json(sufficiency::interval(sorted, p, f))})
-            };
-            pen.insert(name.into(), est);
-        }
-        json!({"boundary": boundary, "successful_missing": missing, "successful": succ, "failure_penalized": pen})
+        };
+        pen.insert(name.into(), est);
     }
+    json!({"boundary": boundary, "successful_missing": missing, "successful": succ, "failure_penalized": pen})
 }
 
 /// The `unsuccessful` part of the `latency` block, and the block itself.

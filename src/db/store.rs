@@ -360,9 +360,14 @@ impl<'c> Writer<'c> {
                     .map_err(DbError::query(query))?;
             }
         } else {
-            for one in rows.chunks(1) {
-                store_rows(&mut target.one, target.spec, &self.run_id, one)
-                    .map_err(DbError::query(query))?;
+            for row in &rows {
+                store_rows(
+                    &mut target.one,
+                    target.spec,
+                    &self.run_id,
+                    std::slice::from_ref(row),
+                )
+                .map_err(DbError::query(query))?;
             }
         }
         if slot == self.pack.table {
@@ -662,9 +667,7 @@ fn load_requests(
                 }
             }
             let n = count()?;
-            if out.len() != n {
-                blanks(out, n);
-            }
+            blanks(out, n);
             n
         }
         None => {
@@ -772,7 +775,7 @@ fn read_requests(
         }
         // The slot holds a blank request: set the fields in place rather than
         // build a request and move it over the blank (which is then dropped).
-        fill.fill(&mut out[filled], &values);
+        fill.fill(&mut out[filled], &values, u64::MAX);
         filled += 1;
     }
     Ok(filled)
@@ -814,9 +817,6 @@ struct Fill<'s> {
     /// above the one before.
     seqs: Option<(i64, i64)>,
     increasing: bool,
-    /// A bit per column, clear when the row's value is the row before's (a
-    /// pack says so; rows read through SQLite have every bit set).
-    changed: u64,
 }
 
 impl<'s> Fill<'s> {
@@ -839,7 +839,6 @@ impl<'s> Fill<'s> {
             null_matters,
             seqs: None,
             increasing: true,
-            changed: u64::MAX,
         }
     }
 
@@ -852,17 +851,16 @@ impl<'s> Fill<'s> {
             null_matters: self.null_matters,
             seqs: None,
             increasing: true,
-            changed: u64::MAX,
         }
     }
 
-    /// The symbol of text value `v` of column `column`, remembered in
-    /// `slot`.
-    fn sym(&mut self, slot: usize, column: usize, v: ValueRef) -> Option<Sym> {
+    /// The symbol of text value `v`, remembered in `slot`; `unchanged` when
+    /// `v` is known to be the row before's.
+    fn sym(&mut self, slot: usize, v: ValueRef, unchanged: bool) -> Option<Sym> {
         let ValueRef::Text(t) = v else { return None };
         if let Some((bytes, sym)) = &self.last[slot] {
             // Unchanged text is the row before's, which this slot holds.
-            if self.changed & (1 << column) == 0 || bytes.as_slice() == t {
+            if unchanged || bytes.as_slice() == t {
                 return Some(sym.clone());
             }
         }
@@ -871,7 +869,10 @@ impl<'s> Fill<'s> {
         Some(sym)
     }
 
-    fn fill(&mut self, r: &mut Request, v: &[ValueRef; ANALYSIS_COLUMNS]) {
+    /// `changed`: a bit per column, clear when the value is the row before's
+    /// (a pack says so; rows read through SQLite have every bit set).
+    fn fill(&mut self, r: &mut Request, v: &[ValueRef; ANALYSIS_COLUMNS], changed: u64) {
+        let unchanged = |column: usize| changed & (1 << column) == 0;
         let text = |v: ValueRef| match v {
             ValueRef::Text(t) => Some(match std::str::from_utf8(t) {
                 Ok(s) => s.to_owned(),
@@ -896,14 +897,16 @@ impl<'s> Fill<'s> {
                 (first, r.seq)
             }
         });
-        if let Some(s) = self.sym(0, 1, v[1]) {
+        if let Some(s) = self.sym(0, v[1], unchanged(1)) {
             r.case_key = s;
         }
-        if let Some(s) = self.sym(1, 2, v[2]) {
+        if let Some(s) = self.sym(1, v[2], unchanged(2)) {
             r.status = s;
         }
-        r.phase = self.sym(2, 3, v[3]);
-        r.session_id = self.sym(3, 4, v[4]).map_or(Scalar::Null, Scalar::Str);
+        r.phase = self.sym(2, v[3], unchanged(3));
+        r.session_id = self
+            .sym(3, v[4], unchanged(4))
+            .map_or(Scalar::Null, Scalar::Str);
         r.request_id = text(v[5]).map_or(Value::Null, Value::String);
         r.x_request_id = text(v[6]).map_or(Value::Null, Value::String);
         r.set_request_index(int(v[7]));
@@ -923,21 +926,23 @@ impl<'s> Fill<'s> {
         r.set_output_tokens(real(v[18]));
         r.output_tokens_is_int = r.output_tokens().is_some();
         r.set_total_tokens(real(v[19]));
-        if let Some(s) = self.sym(4, 20, v[20]) {
+        if let Some(s) = self.sym(4, v[20], unchanged(20)) {
             r.output_token_source = s;
         }
-        if let Some(s) = self.sym(5, 21, v[21]) {
+        if let Some(s) = self.sym(5, v[21], unchanged(21)) {
             r.arrival_mode = s;
         }
         r.held_for_slot = int(v[22]).is_some_and(|i| i != 0);
         r.set_in_flight_at_dispatch(real(v[23]));
-        if let Some(s) = self.sym(6, 24, v[24]) {
+        if let Some(s) = self.sym(6, v[24], unchanged(24)) {
             r.prompt_mode = s;
         }
-        r.prompt_digest = self.sym(8, 25, v[25]).map_or(Scalar::Null, Scalar::Str);
+        r.prompt_digest = self
+            .sym(8, v[25], unchanged(25))
+            .map_or(Scalar::Null, Scalar::Str);
         r.prefix_group = int(v[26]).map_or(Scalar::Null, |i| Scalar::of(&Value::from(i)));
         r.set_shared_prefix_tokens(real(v[27]));
-        r.task = self.sym(7, 28, v[28]);
+        r.task = self.sym(7, v[28], unchanged(28));
         let nulls = int(v[29]).unwrap_or(0);
         if nulls & self.null_matters != 0 {
             // A field present as null reads differently from an absent one (e.g. a
@@ -974,8 +979,8 @@ fn fetch_pack(conn: &Connection, run_id: &str) -> Result<PackBlobs, DbError> {
 
 /// Fills `out` (n blank requests) from the run's pack segments `blobs`
 /// ([`fetch_pack`]), when they hold n rows in the layout read here. False
-/// when there are none, or they cannot serve (`out` is then blank again):
-/// the caller reads the rows. The segments are decoded in parallel, each
+/// when there are none, or they cannot serve (`out` may then be partly
+/// filled): the caller blanks it again and reads the rows. The segments are decoded in parallel, each
 /// into its part of `out`.
 fn read_pack(
     conn: &Connection,
@@ -1021,8 +1026,7 @@ fn read_pack(
                 let (Some(r), Ok(values)) = (part.get_mut(filled), values.try_into()) else {
                     return false;
                 };
-                fill.changed = changed;
-                fill.fill(r, values);
+                fill.fill(r, values, changed);
                 filled += 1;
                 true
             });
@@ -1041,10 +1045,6 @@ fn read_pack(
             && spans.first().map(|s| s.0) == Some(ends.0)
             && spans.last().map(|s| s.1) == Some(ends.1)
     });
-    if !read {
-        let blank = Request::empty(0);
-        out.par_iter_mut().for_each(|r| r.clone_from(&blank));
-    }
     Ok(read)
 }
 
