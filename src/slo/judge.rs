@@ -7,6 +7,13 @@ use super::policy::{Criterion, Policy};
 use super::Spans;
 use crate::model::Request;
 use crate::pyjson;
+use std::borrow::Cow;
+
+/// Why a criterion has no value or does not apply: one of slo.md §9's
+/// reasons, borrowed when it is a fixed word (no allocation per request and
+/// criterion: a report measures every request for every metric), owned when
+/// it names a span attribute or a quarantine.
+pub type Reason = Cow<'static, str>;
 
 /// A criterion's value for one request, in milliseconds, or why there is none.
 #[derive(Debug, Clone, PartialEq)]
@@ -14,9 +21,9 @@ pub enum Measure {
     /// Finite and not negative.
     Value(f64),
     /// No value could be read; the reason is one of slo.md §9's.
-    Unknown(String),
+    Unknown(Reason),
     /// The criterion does not apply (one output token has no TPOT).
-    NotApplicable(String),
+    NotApplicable(Reason),
 }
 
 /// The value of the criterion named `key` (`client.ttft`, `server.queue`…).
@@ -35,8 +42,8 @@ pub fn measure_key(req: &Request, key: CriterionKey, spans: &Spans) -> Measure {
     plausible(raw_measure(req, key, spans))
 }
 
-fn unknown(reason: &str) -> Measure {
-    Measure::Unknown(reason.to_owned())
+fn unknown(reason: &'static str) -> Measure {
+    Measure::Unknown(Cow::Borrowed(reason))
 }
 
 /// slo.md §7.1 and §7.2, before the plausibility check.
@@ -81,14 +88,13 @@ fn raw_measure(req: &Request, key: CriterionKey, spans: &Spans) -> Measure {
                     spans
                         .quarantined
                         .get(&id)
-                        .cloned()
-                        .unwrap_or_else(|| "no_joined_span".into()),
+                        .map_or(Cow::Borrowed("no_joined_span"), |r| Cow::Owned(r.clone())),
                 );
             };
             let attribute = key.span_attribute().unwrap_or_default();
             match attributes.get(attribute).and_then(pyjson::real) {
                 Some(seconds) => Measure::Value(seconds * 1000.0),
-                None => Measure::Unknown(format!("span_attribute_missing:{attribute}")),
+                None => Measure::Unknown(format!("span_attribute_missing:{attribute}").into()),
             }
         }
         ServerItl | ServerTpot => unknown("aggregate_only"),
@@ -130,13 +136,13 @@ impl Outcome {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Judged {
     pub outcome: Outcome,
-    pub reason: Option<String>,
+    pub reason: Option<Reason>,
 }
 
 /// slo.md §7.4.
 pub fn judge(criterion: &Criterion, req: &Request, spans: &Spans) -> Judged {
     let (outcome, reason) = if criterion.key.is_aggregate_only() {
-        (Outcome::Unknown, Some("aggregate_only".to_owned()))
+        (Outcome::Unknown, Some(Cow::Borrowed("aggregate_only")))
     } else {
         match measure_key(req, criterion.key, spans) {
             Measure::NotApplicable(r) => (Outcome::NotApplicable, Some(r)),
