@@ -1,4 +1,8 @@
--- The segments of a run's packed analysis columns (src/db/pack.rs), in order.
--- Parameters: :run_id
+-- The segments `from <= segment < to` of a run's packed analysis columns
+-- (src/db/pack.rs), in order: a reader decodes each body as it steps.
+-- Parameters: :run_id, :from, :to
 -- Columns: segment, requests, body
-SELECT segment, requests, body FROM request_packs WHERE run_id = :run_id ORDER BY segment
+SELECT segment, requests, body
+FROM request_packs
+WHERE run_id = :run_id AND segment >= :from AND segment < :to
+ORDER BY segment

@@ -1,7 +1,7 @@
 //! Writing a run's rows and reading them back (the only place that knows the
 //! row layout of the typed tables besides the queries themselves).
 use rusqlite::types::{Value as Sql, ValueRef};
-use rusqlite::{Connection, Statement};
+use rusqlite::{Connection, OptionalExtension, Statement};
 use serde_json::{Map, Value};
 
 use super::pack::{self, Packer};
@@ -607,75 +607,30 @@ pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
 const PARALLEL_LOAD_MIN: usize = 20_000;
 
 /// Reads the analysis view of a run's requests (only the columns it needs):
-/// from the run's pack when it has one that serves, else from the rows.
-/// Large runs are read in two halves on two connections at once, each half
-/// filling its own part of the array, so neither a second copy nor a merge
-/// is needed; the halves are checked against the count, and any mismatch
-/// (the run replaced between the reads) falls back to one sequential read.
+/// from the run's pack when it has one that serves ([`read_pack`]), else
+/// from the rows. Large runs are read from the rows in two halves on two
+/// connections at once, each half filling its own part of the array, so
+/// neither a second copy nor a merge is needed; the halves are checked
+/// against the count, and any mismatch (the run replaced between the reads)
+/// falls back to one sequential read.
 fn load_requests(
     conn: &Connection,
     spec: &TableSpec,
     run_id: &str,
     out: &mut Vec<Request>,
 ) -> Result<(), DbError> {
-    let count = || -> Result<usize, DbError> {
-        let n: i64 = conn
-            .query_row(
-                sql::LOAD_REQUEST_COUNT.sql,
-                rusqlite::named_params! {":run_id": run_id},
-                |r| r.get(0),
-            )
-            .map_err(DbError::query(&sql::LOAD_REQUEST_COUNT))?;
-        Ok(usize::try_from(n).unwrap_or(0))
-    };
-    // A blank slot for every request at once (growing by doubling would hold
-    // two copies of the array at its largest), written by the pool's threads:
-    // the cost is first touching the memory, 90 MB for 300,000 requests.
-    let blanks = |out: &mut Vec<Request>, n: usize| {
-        use rayon::prelude::*;
-        out.clear();
-        // Each job clones a blank of its own: one shared blank's symbols
-        // would have both threads counting references on the same few
-        // cache lines, here and again when the fill replaces them.
-        out.par_extend(
-            (0..n)
-                .into_par_iter()
-                .map_init(|| Request::empty(0), |blank, _| blank.clone()),
-        );
-    };
-    let packed: Option<i64> = conn
+    if read_pack(conn, spec, run_id, out, rayon::current_num_threads())? {
+        return Ok(());
+    }
+    let n: i64 = conn
         .query_row(
-            sql::LOAD_REQUEST_PACK_ROWS.sql,
+            sql::LOAD_REQUEST_COUNT.sql,
             rusqlite::named_params! {":run_id": run_id},
             |r| r.get(0),
         )
-        .map_err(DbError::query(&sql::LOAD_REQUEST_PACK_ROWS))?;
-    let n = match packed.and_then(|p| usize::try_from(p).ok()) {
-        Some(slots) => {
-            // Slots for the pack's rows are written while this thread reads
-            // the run's first and last sequence numbers and fetches the
-            // pack's segments; the pack serves only when it spans them.
-            let (mut ends, mut fetched) = (Ok(None), Ok(Vec::new()));
-            rayon::in_place_scope(|s| {
-                s.spawn(|_| blanks(out, slots));
-                ends = seq_range(conn, run_id);
-                fetched = fetch_pack(conn, run_id);
-            });
-            if let Some(ends) = ends? {
-                if read_pack(conn, spec, fetched?, ends, out)? {
-                    return Ok(());
-                }
-            }
-            let n = count()?;
-            blanks(out, n);
-            n
-        }
-        None => {
-            let n = count()?;
-            blanks(out, n);
-            n
-        }
-    };
+        .map_err(DbError::query(&sql::LOAD_REQUEST_COUNT))?;
+    let n = usize::try_from(n).unwrap_or(0);
+    blank_slots(out, n);
     if n >= PARALLEL_LOAD_MIN {
         if let Some(second) = reader_beside(conn) {
             let half = n / 2;
@@ -698,7 +653,7 @@ fn load_requests(
                 in_order(out);
                 return Ok(());
             }
-            blanks(out, n);
+            blank_slots(out, n);
         }
     }
     let got = read_requests(conn, spec, run_id, i64::MIN, i64::MAX, out)?;
@@ -710,6 +665,22 @@ fn load_requests(
     out.truncate(got);
     in_order(out);
     Ok(())
+}
+
+/// Makes `out` n blank requests, written by the pool's threads (growing by
+/// doubling would hold two copies of the array at its largest). The cost is
+/// first touching the memory, 90 MB for 300,000 requests.
+fn blank_slots(out: &mut Vec<Request>, n: usize) {
+    use rayon::prelude::*;
+    out.clear();
+    // Each job clones a blank of its own: one shared blank's symbols would
+    // have both threads counting references on the same few cache lines,
+    // here and again when the fill replaces them.
+    out.par_extend(
+        (0..n)
+            .into_par_iter()
+            .map_init(|| Request::empty(0), |blank, _| blank.clone()),
+    );
 }
 
 /// Rows read in key order arrive sorted by sequence number; sorted anyway
@@ -963,89 +934,262 @@ impl<'s> Fill<'s> {
     }
 }
 
-/// A run's pack segments as stored: (number, rows, body), in order.
-type PackBlobs = Vec<(i64, i64, Vec<u8>)>;
-
-/// Reads a run's pack segments (none when it has no pack).
-fn fetch_pack(conn: &Connection, run_id: &str) -> Result<PackBlobs, DbError> {
-    let q = &sql::LOAD_REQUEST_PACK;
-    let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
-    stmt.query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
-        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-    })
-    .and_then(|rows| rows.collect())
-    .map_err(DbError::query(q))
-}
-
-/// Fills `out` (n blank requests) from the run's pack segments `blobs`
-/// ([`fetch_pack`]), when they hold n rows in the layout read here. False
-/// when there are none, or they cannot serve (`out` may then be partly
-/// filled): the caller blanks it again and reads the rows. The segments are decoded in parallel, each
-/// into its part of `out`.
+/// Fills `out` from the run's pack, when it has one that serves: false when
+/// it has none, or its segments do not hold the run's rows in the layout
+/// read here (`out` may then be partly filled; the caller blanks it again
+/// and reads the rows).
+///
+/// The segments are shared out in runs of about equal rows among up to
+/// `readers` readers (at most [`MAX_PACK_READERS`]), on
+/// connections of their own, each decoding the bodies as it steps through
+/// them, straight from SQLite's buffer into its part of `out`: no body is
+/// copied or held past its decoding (at 300,000 requests, 32 MB of fresh
+/// memory fewer to touch), and the reads are spread over the threads too.
+/// Each reader reads within a transaction of its own and checks the run's
+/// stamp (`queries/load/run_stamp.sql`) against the first's, so that all read
+/// the same ingest of the run.
 fn read_pack(
     conn: &Connection,
     spec: &TableSpec,
-    blobs: PackBlobs,
-    ends: (i64, i64),
-    out: &mut [Request],
+    run_id: &str,
+    out: &mut Vec<Request>,
+    readers: usize,
 ) -> Result<bool, DbError> {
-    use rayon::prelude::*;
-    let names = analysis_columns(conn)?;
-    if blobs.is_empty() {
-        return Ok(false);
-    }
-    // The segments in order, each whole, their rows the run's.
-    let mut segments = Vec::with_capacity(blobs.len());
-    for (i, (number, rows, body)) in blobs.iter().enumerate() {
-        match pack::segment(body, &names) {
-            Ok(seg) if *number == i as i64 && usize::try_from(*rows).ok() == Some(seg.rows) => {
-                segments.push(seg)
-            }
+    let _snapshot = Snapshot::begin(conn)?;
+    let q = &sql::LOAD_REQUEST_PACK_SEGMENTS;
+    let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
+    let listed: Vec<(i64, i64)> = stmt
+        .query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .and_then(|rows| rows.collect())
+        .map_err(DbError::query(q))?;
+    // Segments numbered 0, 1, ... in order, each with its row count.
+    let mut segments = Vec::with_capacity(listed.len());
+    for (i, (number, rows)) in listed.into_iter().enumerate() {
+        match usize::try_from(rows) {
+            Ok(rows) if number == i as i64 => segments.push(rows),
             _ => return Ok(false),
         }
     }
-    if segments.iter().map(|s| s.rows).sum::<usize>() != out.len() {
+    if segments.is_empty() {
         return Ok(false);
     }
-    let mut jobs = Vec::with_capacity(segments.len());
-    let mut rest = &mut *out;
-    for segment in segments {
-        let (part, tail) = rest.split_at_mut(segment.rows);
-        jobs.push((segment, part));
+    let stamp = run_stamp(conn, run_id)?;
+    let names = analysis_columns(conn)?;
+    let slots = segments.iter().sum();
+    let wanted = readers.clamp(1, MAX_PACK_READERS).min(segments.len());
+    // The slots are blanked while this thread reads the run's first and
+    // last sequence numbers and opens the other readers' connections.
+    let (mut ends, mut readers) = (Ok(None), Vec::new());
+    rayon::in_place_scope(|s| {
+        s.spawn(|_| blank_slots(out, slots));
+        ends = seq_range(conn, run_id);
+        readers = (1..wanted).map_while(|_| reader_beside(conn)).collect();
+    });
+    let Some(ends) = ends? else {
+        return Ok(false);
+    };
+    let groups = runs_of_rows(&segments, readers.len() + 1);
+    let mut parts = Vec::with_capacity(groups.len());
+    let mut rest = &mut out[..];
+    for group in &groups {
+        let (part, tail) = rest.split_at_mut(segments[group.clone()].iter().sum());
+        parts.push(part);
         rest = tail;
     }
     let template = Fill::new(spec);
-    // Each segment's first and last sequence numbers, when it was read whole
-    // with each number above the one before.
-    let read: Vec<Option<(i64, i64)>> = jobs
-        .into_par_iter()
-        .map(|(segment, part)| {
-            let mut fill = template.fresh();
-            let mut filled = 0;
-            let done = segment.rows(|values, changed| {
-                let (Some(r), Ok(values)) = (part.get_mut(filled), values.try_into()) else {
-                    return false;
-                };
-                fill.fill(r, values, changed);
-                filled += 1;
-                true
-            });
-            let whole = done.is_ok() && filled == part.len() && fill.increasing;
-            fill.seqs.filter(|_| whole)
-        })
-        .collect();
-    // The segments follow one another, and the pack spans the run's rows
-    // from the first to the last. With the triggers that drop a pack when
-    // its run's rows change, this stands in for counting the rows (a walk
-    // over the run's key, 40 ms at 300,000 requests), which would not see
-    // a row changed with the triggers off either.
-    let spans: Option<Vec<(i64, i64)>> = read.into_iter().collect();
-    let read = spans.is_some_and(|spans| {
+    let job = |conn: &Connection, group: std::ops::Range<usize>, part: &mut [Request]| {
+        let read = Segments {
+            conn,
+            template: &template,
+            names: &names,
+            run_id,
+            rows: &segments,
+        };
+        read.read_into(group, part)
+    };
+    let mut jobs = groups.into_iter().zip(parts);
+    let Some((first, first_part)) = jobs.next() else {
+        return Ok(false);
+    };
+    let read: Vec<Result<Option<(i64, i64)>, DbError>> = std::thread::scope(|s| {
+        let others: Vec<_> = jobs
+            .zip(readers)
+            .map(|((group, part), reader)| {
+                let (job, stamp) = (&job, &stamp);
+                s.spawn(move || {
+                    let _snapshot = Snapshot::begin(&reader)?;
+                    if run_stamp(&reader, run_id)? != *stamp {
+                        return Ok(None);
+                    }
+                    job(&reader, group, part)
+                })
+            })
+            .collect();
+        let mut read = vec![job(conn, first, first_part)];
+        for other in others {
+            read.push(
+                other
+                    .join()
+                    .unwrap_or_else(|_| Err(DbError::Other("a request reader panicked".into()))),
+            );
+        }
+        read
+    });
+    // The runs follow one another, and the pack spans the run's rows from
+    // the first to the last. With the triggers that drop a pack when its
+    // run's rows change, this stands in for counting the rows (a walk over
+    // the run's key, 40 ms at 300,000 requests), which would not see a row
+    // changed with the triggers off either.
+    let spans: Option<Vec<(i64, i64)>> = read.into_iter().collect::<Result<_, _>>()?;
+    Ok(spans.is_some_and(|spans| {
         spans.windows(2).all(|w| w[0].1 < w[1].0)
             && spans.first().map(|s| s.0) == Some(ends.0)
             && spans.last().map(|s| s.1) == Some(ends.1)
-    });
-    Ok(read)
+    }))
+}
+
+/// At most this many connections read a pack at once.
+const MAX_PACK_READERS: usize = 8;
+
+/// Splits segments of `rows` rows each into at most `parts` runs of
+/// neighbouring segments, of about equal rows (none empty): each run ends at
+/// the segment boundary nearest its share of the rows.
+fn runs_of_rows(rows: &[usize], parts: usize) -> Vec<std::ops::Range<usize>> {
+    let parts = parts.clamp(1, rows.len().max(1));
+    let mut before = Vec::with_capacity(rows.len() + 1);
+    before.push(0);
+    for n in rows {
+        before.push(before.last().copied().unwrap_or(0) + n);
+    }
+    let total = before.last().copied().unwrap_or(0);
+    let mut runs = Vec::with_capacity(parts);
+    let mut start = 0;
+    for k in 1..parts {
+        let share = total * k / parts;
+        // The first boundary at or past the share, or the one before it if
+        // nearer; leaving a segment at least for each run still to come.
+        let mut end = (start + 1..rows.len())
+            .find(|&b| before[b] >= share)
+            .unwrap_or(rows.len());
+        if end > start + 1 && share - before[end - 1] < before[end].saturating_sub(share) {
+            end -= 1;
+        }
+        let end = end.min(rows.len() - (parts - k));
+        if end > start {
+            runs.push(start..end);
+            start = end;
+        }
+    }
+    if start < rows.len() {
+        runs.push(start..rows.len());
+    }
+    runs
+}
+
+/// What a reader of a run's pack segments needs.
+struct Segments<'a> {
+    conn: &'a Connection,
+    template: &'a Fill<'a>,
+    names: &'a [String],
+    run_id: &'a str,
+    /// Every segment's rows, as listed.
+    rows: &'a [usize],
+}
+
+impl Segments<'_> {
+    /// Decodes the segments numbered `group` into `part`, which holds their
+    /// rows: the first and last sequence numbers read, when each segment
+    /// was there, whole and as listed, each number above the one before.
+    fn read_into(
+        self,
+        group: std::ops::Range<usize>,
+        part: &mut [Request],
+    ) -> Result<Option<(i64, i64)>, DbError> {
+        let q = &sql::LOAD_REQUEST_PACK;
+        let mut stmt = self.conn.prepare(q.sql).map_err(DbError::query(q))?;
+        let mut rows = stmt
+            .query(rusqlite::named_params! {
+                ":run_id": self.run_id,
+                ":from": group.start as i64,
+                ":to": group.end as i64,
+            })
+            .map_err(DbError::query(q))?;
+        let mut fill = self.template.fresh();
+        let (mut next, mut filled) = (group.start, 0);
+        while let Some(row) = rows.next().map_err(DbError::query(q))? {
+            let (number, listed, body) = match (row.get_ref(0), row.get_ref(1), row.get_ref(2)) {
+                (Ok(ValueRef::Integer(a)), Ok(ValueRef::Integer(b)), Ok(ValueRef::Blob(c))) => {
+                    (a, b, c)
+                }
+                _ => return Ok(None),
+            };
+            let Some(&rows_here) = self.rows.get(next) else {
+                return Ok(None);
+            };
+            if next >= group.end
+                || number != next as i64
+                || usize::try_from(listed).ok() != Some(rows_here)
+            {
+                return Ok(None);
+            }
+            let segment = match pack::segment(body, self.names) {
+                Ok(segment) if segment.rows == rows_here => segment,
+                _ => return Ok(None),
+            };
+            let Some(slots) = part.get_mut(filled..filled + rows_here) else {
+                return Ok(None);
+            };
+            let mut i = 0;
+            let done = segment.rows(|values, changed| {
+                let (Some(r), Ok(values)) = (slots.get_mut(i), values.try_into()) else {
+                    return false;
+                };
+                fill.fill(r, values, changed);
+                i += 1;
+                true
+            });
+            if done.is_err() || i != rows_here {
+                return Ok(None);
+            }
+            filled += rows_here;
+            next += 1;
+        }
+        let whole = next == group.end && filled == part.len() && fill.increasing;
+        Ok(fill.seqs.filter(|_| whole))
+    }
+}
+
+/// The stamp of a run's ingest ([`read_pack`]); none when there is no run.
+fn run_stamp(conn: &Connection, run_id: &str) -> Result<Option<(Option<String>, String)>, DbError> {
+    let q = &sql::LOAD_RUN_STAMP;
+    conn.query_row(q.sql, rusqlite::named_params! {":run_id": run_id}, |r| {
+        Ok((r.get(0)?, r.get(1)?))
+    })
+    .optional()
+    .map_err(DbError::query(q))
+}
+
+/// A read transaction on a connection for as long as it lives, so that the
+/// reads it spans see one state of the database. A savepoint, so that it
+/// nests in a transaction the caller has open.
+struct Snapshot<'c>(&'c Connection);
+
+impl<'c> Snapshot<'c> {
+    fn begin(conn: &'c Connection) -> Result<Self, DbError> {
+        conn.execute_batch("SAVEPOINT stormlog_read")
+            .map_err(|e| DbError::Other(format!("could not begin a read: {e}")))?;
+        Ok(Snapshot(conn))
+    }
+}
+
+impl Drop for Snapshot<'_> {
+    fn drop(&mut self) {
+        // Only reads happened since the savepoint: releasing it cannot lose
+        // anything, and a failure to (the connection closing) changes nothing.
+        let _ = self.0.execute_batch("RELEASE stormlog_read");
+    }
 }
 
 /// Packs a run's request rows as they are stored (what the ingest packs as it
@@ -1387,6 +1531,94 @@ mod tests {
 
     /// Rows deleted with the triggers off leave the pack in place; one that
     /// no longer starts or ends where the rows do is passed over for them.
+    /// A run of three pack segments (two whole, one of 7 rows), in a file.
+    fn three_segment_run(dir: &std::path::Path) -> (Connection, String, usize) {
+        let artifact = dir.join("s.jsonl");
+        let mut text = session_line();
+        let n = pack::SEGMENT_ROWS as usize * 2 + 7;
+        for i in 0..n {
+            let status = ["ok", "error", "ok"][i % 3];
+            text.push_str(&format!(
+                r#"{{"event_type": "infer.request", "schema_version": 1, "case_id": "c{}", "phase": "measured", "status": "{status}", "request_id": "r{i}", "x_request_id": "x{i}", "ttft_ms": {}.5, "chunk_interarrival_ms": [{i}]}}"#,
+                i % 5,
+                i % 89
+            ));
+            text.push('\n');
+        }
+        std::fs::write(&artifact, text).unwrap();
+        let mut conn = crate::db::open(&dir.join("s.db"), crate::db::Mode::ReadWrite).unwrap();
+        let done =
+            crate::ingest::ingest_artifact(&mut conn, &artifact, &Default::default()).unwrap();
+        (conn, done.run_id, n)
+    }
+
+    #[test]
+    fn segments_are_shared_out_in_runs_of_about_equal_rows() {
+        let whole = pack::SEGMENT_ROWS as usize;
+        assert_eq!(runs_of_rows(&[whole, whole, 7], 1), vec![(0..3)]);
+        // The boundary nearest half the rows, not the first past it.
+        assert_eq!(runs_of_rows(&[whole, whole, 7], 2), [0..1, 1..3]);
+        assert_eq!(runs_of_rows(&[whole, whole, 7], 3), [0..1, 1..2, 2..3]);
+        assert_eq!(runs_of_rows(&[whole, whole, 7], 8), [0..1, 1..2, 2..3]);
+        assert_eq!(runs_of_rows(&[10, 10, 10, 10], 2), [0..2, 2..4]);
+        assert_eq!(runs_of_rows(&[100, 10_000, 100], 3), [0..1, 1..2, 2..3]);
+        assert_eq!(runs_of_rows(&[5], 4), vec![(0..1)]);
+        assert!(runs_of_rows(&[], 2).is_empty());
+    }
+
+    /// However many readers share a pack out, they read what the rows hold.
+    #[test]
+    fn a_pack_read_by_several_readers_equals_its_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let (conn, run, n) = three_segment_run(dir.path());
+        let spec = tables::spec("requests").unwrap();
+        let mut rows = vec![Request::empty(0); n];
+        let got = read_requests(&conn, spec, &run, i64::MIN, i64::MAX, &mut rows).unwrap();
+        assert_eq!(got, n);
+        for readers in [1, 2, 3, 8] {
+            let mut out = Vec::new();
+            assert!(read_pack(&conn, spec, &run, &mut out, readers).unwrap());
+            assert_eq!(out, rows, "{readers} readers");
+        }
+        assert_eq!(rows[n - 1].x_request_id, Value::from(format!("x{}", n - 1)));
+    }
+
+    /// A pack whose segments are not the ones listed, or not all there, is
+    /// passed over by one reader and by several, and the rows are read.
+    #[test]
+    fn a_pack_missing_a_segment_or_miscounted_is_passed_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = tables::spec("requests").unwrap();
+        for (i, edit) in [
+            "DELETE FROM request_packs WHERE segment = 1",
+            "DELETE FROM request_packs WHERE segment = 2",
+            "UPDATE request_packs SET requests = requests - 1 WHERE segment = 0",
+            "UPDATE request_packs SET segment = 3 WHERE segment = 2",
+            "UPDATE request_packs SET body = x'00' WHERE segment = 1",
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let at = dir.path().join(i.to_string());
+            std::fs::create_dir(&at).unwrap();
+            let (conn, run, n) = three_segment_run(&at);
+            conn.execute(edit, []).unwrap();
+            for readers in [1, 2, 3] {
+                let mut out = Vec::new();
+                assert!(
+                    !read_pack(&conn, spec, &run, &mut out, readers).unwrap(),
+                    "{edit}"
+                );
+            }
+            let data = load_run(&conn, &run).unwrap();
+            assert_eq!(data.requests.len(), n, "{edit}");
+            assert_eq!(
+                data.requests[n - 1].request_id,
+                Value::from(format!("r{}", n - 1))
+            );
+        }
+    }
+
     #[test]
     fn a_pack_past_the_ends_of_the_rows_is_passed_over() {
         let dir = tempfile::tempdir().unwrap();
