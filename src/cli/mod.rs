@@ -91,6 +91,8 @@ pub enum InferCommand {
 
 /// Runs the command line and returns the process exit status.
 pub fn main() -> ExitCode {
+    // Huge pages only where asked for (util::HugePages).
+    crate::util::small_pages();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

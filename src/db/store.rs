@@ -673,6 +673,9 @@ fn load_requests(
 fn blank_slots(out: &mut Vec<Request>, n: usize) {
     use rayon::prelude::*;
     out.clear();
+    // The run's one large array: on huge pages, first touching it costs
+    // a sixth as much (see `HugePages`).
+    let _huge = crate::util::HugePages::allow();
     // Each job clones a blank of its own: one shared blank's symbols would
     // have both threads counting references on the same few cache lines,
     // here and again when the fill replaces them.
