@@ -135,7 +135,7 @@ pub fn n_min_exists(p: f64) -> usize {
 /// the lower rank falls among the failures.
 pub fn interval(sorted_values: &[f64], p: f64, penalized: usize) -> Option<Interval> {
     let n = sorted_values.len() + penalized;
-    let ranks = ranks(n, p)?;
+    let ranks = ranks_cached(n, p)?;
     let lower_ms = *sorted_values.get(ranks.lower - 1)?;
     let upper_ms = sorted_values.get(ranks.upper - 1).copied();
     Some(Interval {
@@ -146,6 +146,33 @@ pub fn interval(sorted_values: &[f64], p: f64, penalized: usize) -> Option<Inter
         width_ms: upper_ms.map(|upper| upper - lower_ms),
         coverage: ranks.coverage,
     })
+}
+
+/// [`ranks`], remembered per (n, p): a case's latency metrics mostly share
+/// one n, and at large n a call sums a few thousand binomial terms per tail
+/// in double-double arithmetic.
+fn ranks_cached(n: usize, p: f64) -> Option<Ranks> {
+    /// ((n, p's bits), ranks) pairs.
+    type Entries = Vec<((usize, u64), Option<Ranks>)>;
+    static CACHE: Mutex<Entries> = Mutex::new(Vec::new());
+    /// Entries kept: a comparison of many runs asks for many n.
+    const KEPT: usize = 4096;
+    let key = (n, p.to_bits());
+    let found = {
+        // A poisoned lock only means another thread panicked mid-push of
+        // plain pairs; the entries are still usable.
+        let entries = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        entries.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+    };
+    if let Some(found) = found {
+        return found;
+    }
+    let value = ranks(n, p);
+    let mut entries = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    if entries.len() < KEPT && !entries.iter().any(|(k, _)| *k == key) {
+        entries.push((key, value));
+    }
+    value
 }
 
 /// Beyond this the reference gives up looking for a minimum.
@@ -575,6 +602,26 @@ mod tests {
         assert_eq!(rank_pair(1164, 0.99), Some((1145, 1159)));
         assert_eq!(rank_pair(100, 0.9), None);
         assert_eq!(rank_pair(19, 0.5), None);
+    }
+
+    #[test]
+    fn remembered_ranks_are_the_computed_ones() {
+        for (n, p) in [
+            (25, 0.5),
+            (19, 0.5),
+            (100, 0.9),
+            (1164, 0.99),
+            (90_000, 0.95),
+        ] {
+            // The first call computes and keeps, the second reads back.
+            assert_eq!(ranks_cached(n, p), ranks(n, p), "{n} {p}");
+            assert_eq!(ranks_cached(n, p), ranks(n, p), "{n} {p}");
+        }
+        assert_eq!(
+            ranks_cached(25, 0.5).map(|r| (r.lower, r.upper)),
+            Some((8, 18))
+        );
+        assert_eq!(ranks_cached(19, 0.5), None);
     }
 
     #[test]
