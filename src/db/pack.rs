@@ -87,6 +87,56 @@ impl Column {
     }
 }
 
+/// One decoded row, read a column at a time: no value is made of a column
+/// nobody reads, and the typed reads are one comparison each.
+#[derive(Clone, Copy)]
+pub struct Row<'a> {
+    columns: &'a [Column],
+}
+
+impl<'a> Row<'a> {
+    pub fn len(&self) -> usize {
+        self.columns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.columns.is_empty()
+    }
+
+    /// Column `i`'s value (NULL past the last column).
+    pub fn get(&self, i: usize) -> ValueRef<'a> {
+        self.columns.get(i).map_or(ValueRef::Null, Column::value)
+    }
+
+    /// Column `i`'s integer, if it holds one.
+    pub fn int(&self, i: usize) -> Option<i64> {
+        let c = self.columns.get(i)?;
+        (c.kind == INTEGER).then_some(c.int)
+    }
+
+    /// Column `i`'s number, if it holds one (an integer as a float).
+    pub fn real(&self, i: usize) -> Option<f64> {
+        let c = self.columns.get(i)?;
+        match c.kind {
+            REAL => Some(f64::from_bits(c.real)),
+            INTEGER => Some(c.int as f64),
+            _ => None,
+        }
+    }
+
+    /// Column `i`'s text, if it holds text.
+    pub fn text(&self, i: usize) -> Option<&'a [u8]> {
+        let c = self.columns.get(i)?;
+        (c.kind == TEXT).then_some(c.text.as_slice())
+    }
+
+    /// Column `i`'s blob, if it holds one.
+    pub fn blob(&self, i: usize) -> Option<&'a [u8]> {
+        let c = self.columns.get(i)?;
+        (c.kind == BLOB).then_some(c.blob.as_slice())
+    }
+}
+
 /// Rows per segment: a segment's fresh start costs nothing measurable
 /// (about 1 MB of `large` requests), and a 100,000-request run still splits
 /// across cores.
@@ -239,12 +289,12 @@ pub fn segment<'a, S: AsRef<str>>(blob: &'a [u8], names: &[S]) -> Result<Segment
 }
 
 impl Segment<'_> {
-    /// Decodes the segment, handing each row's values, in column order, to
+    /// Decodes the segment, handing each row (its values in column order) to
     /// `each`, with a bit per column (the first column's lowest) set when
     /// its value may differ from the row before (clear: the same value as
     /// the row before, so a reader can keep what it made of it); stops
     /// early when `each` returns false.
-    pub fn rows(&self, mut each: impl FnMut(&[ValueRef], u64) -> bool) -> Result<(), PackError> {
+    pub fn rows(&self, mut each: impl FnMut(Row, u64) -> bool) -> Result<(), PackError> {
         let mut r = Reader {
             bytes: self.bytes,
             at: 0,
@@ -292,11 +342,7 @@ impl Segment<'_> {
                     other => return Err(PackError::Tag(other)),
                 }
             }
-            let mut values = [ValueRef::Null; MAX_COLUMNS];
-            for (v, col) in values.iter_mut().zip(&columns) {
-                *v = col.value();
-            }
-            if !each(&values[..columns.len()], changed) {
+            if !each(Row { columns: &columns }, changed) {
                 return Ok(());
             }
         }
@@ -386,11 +432,26 @@ mod tests {
     use rusqlite::types::Value;
 
     /// (A damaged pack may hold text that is not UTF-8: read it lossily.)
-    fn owned(v: &[ValueRef]) -> Vec<Value> {
-        v.iter()
-            .map(|v| match v {
-                ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
-                v => Value::from(*v),
+    fn owned(v: Row) -> Vec<Value> {
+        (0..v.len())
+            .map(|i| {
+                let typed = match v.get(i) {
+                    ValueRef::Integer(n) => v.int(i) == Some(n) && v.real(i) == Some(n as f64),
+                    ValueRef::Real(x) => v.real(i).map(f64::to_bits) == Some(x.to_bits()),
+                    ValueRef::Text(t) => v.text(i) == Some(t),
+                    ValueRef::Blob(b) => v.blob(i) == Some(b),
+                    ValueRef::Null => true,
+                };
+                // Each typed read gives what the value holds, and only it.
+                let reads = [v.int(i).is_some(), v.text(i).is_some(), v.blob(i).is_some()];
+                assert!(
+                    typed && reads.iter().filter(|r| **r).count() <= 1,
+                    "column {i}"
+                );
+                match v.get(i) {
+                    ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+                    v => Value::from(v),
+                }
             })
             .collect()
     }

@@ -774,6 +774,65 @@ fn analysis_rows<'c>(
 /// The number of columns of queries/load/requests_analysis.sql.
 const ANALYSIS_COLUMNS: usize = 31;
 
+/// The analysis columns of one request as a [`Fill`] reads them, typed:
+/// from a row SQLite returns or from a pack's (`pack::Row`).
+trait Fields<'v> {
+    fn int(&self, i: usize) -> Option<i64>;
+    /// A number (an integer as a float).
+    fn real(&self, i: usize) -> Option<f64>;
+    fn text(&self, i: usize) -> Option<&'v [u8]>;
+    fn blob(&self, i: usize) -> Option<&'v [u8]>;
+}
+
+impl<'v> Fields<'v> for [ValueRef<'v>; ANALYSIS_COLUMNS] {
+    fn int(&self, i: usize) -> Option<i64> {
+        match self.get(i) {
+            Some(ValueRef::Integer(n)) => Some(*n),
+            _ => None,
+        }
+    }
+
+    fn real(&self, i: usize) -> Option<f64> {
+        match self.get(i) {
+            Some(ValueRef::Real(f)) => Some(*f),
+            Some(ValueRef::Integer(n)) => Some(*n as f64),
+            _ => None,
+        }
+    }
+
+    fn text(&self, i: usize) -> Option<&'v [u8]> {
+        match self.get(i) {
+            Some(ValueRef::Text(t)) => Some(t),
+            _ => None,
+        }
+    }
+
+    fn blob(&self, i: usize) -> Option<&'v [u8]> {
+        match self.get(i) {
+            Some(ValueRef::Blob(b)) => Some(b),
+            _ => None,
+        }
+    }
+}
+
+impl<'v> Fields<'v> for pack::Row<'v> {
+    fn int(&self, i: usize) -> Option<i64> {
+        pack::Row::int(self, i)
+    }
+
+    fn real(&self, i: usize) -> Option<f64> {
+        pack::Row::real(self, i)
+    }
+
+    fn text(&self, i: usize) -> Option<&'v [u8]> {
+        pack::Row::text(self, i)
+    }
+
+    fn blob(&self, i: usize) -> Option<&'v [u8]> {
+        pack::Row::blob(self, i)
+    }
+}
+
 /// Sets a blank request's fields from the values of the analysis columns
 /// (queries/load/requests_analysis.sql, in its order), read from the rows or
 /// from a pack.
@@ -828,10 +887,10 @@ impl<'s> Fill<'s> {
         }
     }
 
-    /// The symbol of text value `v`, remembered in `slot`; `unchanged` when
-    /// `v` is known to be the row before's.
-    fn sym(&mut self, slot: usize, v: ValueRef, unchanged: bool) -> Option<Sym> {
-        let ValueRef::Text(t) = v else { return None };
+    /// The symbol of text `t`, remembered in `slot`; `unchanged` when `t` is
+    /// known to be the row before's.
+    fn sym(&mut self, slot: usize, t: Option<&[u8]>, unchanged: bool) -> Option<Sym> {
+        let t = t?;
         if let Some((bytes, sym)) = &self.last[slot] {
             // Unchanged text is the row before's, which this slot holds.
             if unchanged || bytes.as_slice() == t {
@@ -845,25 +904,15 @@ impl<'s> Fill<'s> {
 
     /// `changed`: a bit per column, clear when the value is the row before's
     /// (a pack says so; rows read through SQLite have every bit set).
-    fn fill(&mut self, r: &mut Request, v: &[ValueRef; ANALYSIS_COLUMNS], changed: u64) {
+    fn fill<'v>(&mut self, r: &mut Request, v: &impl Fields<'v>, changed: u64) {
         let unchanged = |column: usize| changed & (1 << column) == 0;
-        let text = |v: ValueRef| match v {
-            ValueRef::Text(t) => Some(match std::str::from_utf8(t) {
+        let text = |i: usize| {
+            v.text(i).map(|t| match std::str::from_utf8(t) {
                 Ok(s) => s.to_owned(),
                 Err(_) => String::from_utf8_lossy(t).into_owned(),
-            }),
-            _ => None,
+            })
         };
-        let int = |v: ValueRef| match v {
-            ValueRef::Integer(i) => Some(i),
-            _ => None,
-        };
-        let real = |v: ValueRef| match v {
-            ValueRef::Real(f) => Some(f),
-            ValueRef::Integer(i) => Some(i as f64),
-            _ => None,
-        };
-        r.seq = int(v[0]).unwrap_or_default();
+        r.seq = v.int(0).unwrap_or_default();
         self.seqs = Some(match self.seqs {
             None => (r.seq, r.seq),
             Some((first, last)) => {
@@ -871,53 +920,55 @@ impl<'s> Fill<'s> {
                 (first, r.seq)
             }
         });
-        if let Some(s) = self.sym(0, v[1], unchanged(1)) {
+        if let Some(s) = self.sym(0, v.text(1), unchanged(1)) {
             r.case_key = s;
         }
-        if let Some(s) = self.sym(1, v[2], unchanged(2)) {
+        if let Some(s) = self.sym(1, v.text(2), unchanged(2)) {
             r.status = s;
         }
-        r.phase = self.sym(2, v[3], unchanged(3));
+        r.phase = self.sym(2, v.text(3), unchanged(3));
         r.session_id = self
-            .sym(3, v[4], unchanged(4))
+            .sym(3, v.text(4), unchanged(4))
             .map_or(Scalar::Null, Scalar::Str);
-        r.request_id = text(v[5]).map_or(Value::Null, Value::String);
-        r.x_request_id = text(v[6]).map_or(Value::Null, Value::String);
-        r.set_request_index(int(v[7]));
-        r.set_started_at_ns(int(v[8]));
-        r.set_ended_at_ns(int(v[9]));
-        r.set_intended_at_ns(int(v[10]));
-        r.set_e2e_latency_ms(real(v[11]));
-        r.set_ttft_ms(real(v[12]));
-        r.set_first_chunk_latency_ms(real(v[13]));
-        r.set_dispatch_lag_ms(real(v[14]));
-        if let ValueRef::Blob(b) = v[15] {
+        r.request_id = text(5).map_or(Value::Null, Value::String);
+        r.x_request_id = text(6).map_or(Value::Null, Value::String);
+        r.set_request_index(v.int(7));
+        r.set_started_at_ns(v.int(8));
+        r.set_ended_at_ns(v.int(9));
+        r.set_intended_at_ns(v.int(10));
+        r.set_e2e_latency_ms(v.real(11));
+        r.set_ttft_ms(v.real(12));
+        r.set_first_chunk_latency_ms(v.real(13));
+        r.set_dispatch_lag_ms(v.real(14));
+        if let Some(b) = v.blob(15) {
             r.chunk_gaps = tables::f64s(b).collect();
             r.chunk_list_len = u32::try_from(r.chunk_gaps.len()).unwrap_or(u32::MAX);
         }
-        r.stream = int(v[16]).is_some_and(|i| i != 0);
-        r.set_prompt_tokens(real(v[17]));
-        r.set_output_tokens(real(v[18]));
+        r.stream = v.int(16).is_some_and(|i| i != 0);
+        r.set_prompt_tokens(v.real(17));
+        r.set_output_tokens(v.real(18));
         r.output_tokens_is_int = r.output_tokens().is_some();
-        r.set_total_tokens(real(v[19]));
-        if let Some(s) = self.sym(4, v[20], unchanged(20)) {
+        r.set_total_tokens(v.real(19));
+        if let Some(s) = self.sym(4, v.text(20), unchanged(20)) {
             r.output_token_source = s;
         }
-        if let Some(s) = self.sym(5, v[21], unchanged(21)) {
+        if let Some(s) = self.sym(5, v.text(21), unchanged(21)) {
             r.arrival_mode = s;
         }
-        r.held_for_slot = int(v[22]).is_some_and(|i| i != 0);
-        r.set_in_flight_at_dispatch(real(v[23]));
-        if let Some(s) = self.sym(6, v[24], unchanged(24)) {
+        r.held_for_slot = v.int(22).is_some_and(|i| i != 0);
+        r.set_in_flight_at_dispatch(v.real(23));
+        if let Some(s) = self.sym(6, v.text(24), unchanged(24)) {
             r.prompt_mode = s;
         }
         r.prompt_digest = self
-            .sym(8, v[25], unchanged(25))
+            .sym(8, v.text(25), unchanged(25))
             .map_or(Scalar::Null, Scalar::Str);
-        r.prefix_group = int(v[26]).map_or(Scalar::Null, |i| Scalar::of(&Value::from(i)));
-        r.set_shared_prefix_tokens(real(v[27]));
-        r.task = self.sym(7, v[28], unchanged(28));
-        let nulls = int(v[29]).unwrap_or(0);
+        r.prefix_group = v
+            .int(26)
+            .map_or(Scalar::Null, |i| Scalar::of(&Value::from(i)));
+        r.set_shared_prefix_tokens(v.real(27));
+        r.task = self.sym(7, v.text(28), unchanged(28));
+        let nulls = v.int(29).unwrap_or(0);
         if nulls & self.null_matters != 0 {
             // A field present as null reads differently from an absent one (e.g. a
             // null case_id groups as "None", an absent one as "unknown").
@@ -927,7 +978,7 @@ impl<'s> Fill<'s> {
                 }
             }
         }
-        if let Some(extra) = text(v[30]) {
+        if let Some(extra) = text(30) {
             if let Ok(Value::Object(extra)) = crate::pyjson::parse(&extra) {
                 for (k, v) in &extra {
                     r.apply(k, v);
@@ -980,6 +1031,10 @@ fn read_pack(
     }
     let stamp = run_stamp(conn, run_id)?;
     let names = analysis_columns(conn)?;
+    if names.len() != ANALYSIS_COLUMNS {
+        // A fill reads the columns by position.
+        return Ok(false);
+    }
     let slots = segments.iter().sum();
     let wanted = readers.clamp(1, MAX_PACK_READERS).min(segments.len());
     // The slots are blanked while this thread reads the run's first and
@@ -1145,11 +1200,11 @@ impl Segments<'_> {
                 return Ok(None);
             };
             let mut i = 0;
-            let done = segment.rows(|values, changed| {
-                let (Some(r), Ok(values)) = (slots.get_mut(i), values.try_into()) else {
+            let done = segment.rows(|row, changed| {
+                let Some(r) = slots.get_mut(i) else {
                     return false;
                 };
-                fill.fill(r, values, changed);
+                fill.fill(r, &row, changed);
                 i += 1;
                 true
             });
