@@ -42,6 +42,32 @@ fn min_of(values: &[f64]) -> Value {
     fnum(values.iter().copied().reduce(f64::min))
 }
 
+/// Widens `extent` (lowest, highest) to take in `lo..=hi`.
+fn widen<T: PartialOrd + Copy>(extent: &mut Option<(T, T)>, lo: T, hi: T) {
+    *extent = Some(match *extent {
+        None => (lo, hi),
+        Some((a, b)) => (if lo < a { lo } else { a }, if hi > b { hi } else { b }),
+    });
+}
+
+/// The distinct words of a field as a pass reads them (an arrival mode, a
+/// token source): one request after another mostly repeats the word before,
+/// which is not looked up again.
+#[derive(Default)]
+struct Distinct<'r> {
+    words: BTreeSet<&'r str>,
+    last: Option<&'r str>,
+}
+
+impl<'r> Distinct<'r> {
+    fn take(&mut self, word: &'r str) {
+        if self.last != Some(word) {
+            self.words.insert(word);
+            self.last = Some(word);
+        }
+    }
+}
+
 /// `number_values` of some of a case's requests (at most `most` of them):
 /// their finite values, in order.
 fn nums_in<'r>(
@@ -342,18 +368,10 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
             _ => true,
         });
         if let (Some(s), Some(e)) = (started, ended) {
-            extents.spans = Some(
-                extents
-                    .spans
-                    .map_or((s, e), |(lo, hi)| (lo.min(s), hi.max(e))),
-            );
+            widen(&mut extents.spans, s, e);
         }
         if let (Some(s), false) = (started, slot == Some(5)) {
-            extents.sends = Some(
-                extents
-                    .sends
-                    .map_or((s, s), |(lo, hi)| (lo.min(s), hi.max(s))),
-            );
+            widen(&mut extents.sends, s, s);
         }
     }
     let [successful, failed, timed_out, cancelled, rejected, dropped, unreachable, delivery_unknown] =
@@ -596,8 +614,7 @@ pub fn request_figures(
     let mut finite_values = [0usize; 3];
     let mut first_chunk: Vec<f64> = Vec::with_capacity(reqs.len());
     let (mut out_tokens, mut total_tokens) = (0i64, 0i64);
-    let mut sources: BTreeSet<&str> = BTreeSet::new();
-    let mut last_source: Option<&str> = None;
+    let mut sources = Distinct::default();
     let mut window: Option<(i64, i64)> = None;
     for r in reqs.iter().filter(|r| r.is_ok()) {
         n_ok += 1;
@@ -610,13 +627,9 @@ pub fn request_figures(
         first_chunk.extend(finite(r.first_chunk_latency_ms()));
         out_tokens += int_of(r.output_tokens());
         total_tokens += int_of(r.total_tokens());
-        let source = r.output_token_source.as_str();
-        if last_source != Some(source) {
-            sources.insert(source);
-            last_source = Some(source);
-        }
+        sources.take(r.output_token_source.as_str());
         if let (Some(s), Some(e)) = (r.started_at_ns(), r.ended_at_ns()) {
-            window = Some(window.map_or((s, e), |(lo, hi)| (lo.min(s), hi.max(e))));
+            widen(&mut window, s, e);
         }
     }
     let ok = || reqs.iter().copied().filter(|r| r.is_ok());
@@ -656,7 +669,7 @@ pub fn request_figures(
             "total_tokens_per_second": rate(total_tokens as f64, rate_interval),
         }),
     );
-    out.insert("tokens".into(), json!({"output_tokens": out_tokens, "total_tokens": total_tokens, "output_token_sources": sources}));
+    out.insert("tokens".into(), json!({"output_tokens": out_tokens, "total_tokens": total_tokens, "output_token_sources": sources.words}));
     let (mut dev, mut rss): (Option<i64>, Option<i64>) = (None, None);
     if let Some((lo, hi)) = window {
         for s in samples {
@@ -707,39 +720,35 @@ pub fn passes(reqs: &[&Request], window: Option<&Value>) -> [(&'static str, Valu
 
 /// `arrivals` (§4.3), as its requests are read.
 struct Arrivals<'r> {
-    modes: BTreeSet<&'r str>,
-    last_mode: Option<&'r str>,
+    modes: Distinct<'r>,
     dropped: usize,
     completed: usize,
     held: usize,
     failed: BTreeMap<String, i64>,
     peak: Option<i64>,
-    /// The count and the earliest and latest intended times.
-    intended: (usize, i64, i64),
+    /// The count of intended times, and the earliest and latest.
+    intended: usize,
+    intended_span: Option<(i64, i64)>,
     lag: Vec<f64>,
 }
 
 impl<'r> Arrivals<'r> {
     fn new(n: usize) -> Self {
         Arrivals {
-            modes: BTreeSet::new(),
-            last_mode: None,
+            modes: Distinct::default(),
             dropped: 0,
             completed: 0,
             held: 0,
             failed: BTreeMap::new(),
             peak: None,
-            intended: (0, i64::MAX, i64::MIN),
+            intended: 0,
+            intended_span: None,
             lag: Vec::with_capacity(n),
         }
     }
 
     fn take(&mut self, r: &'r Request) {
-        let mode = r.arrival_mode.as_str();
-        if self.last_mode != Some(mode) {
-            self.modes.insert(mode);
-            self.last_mode = Some(mode);
-        }
+        self.modes.take(r.arrival_mode.as_str());
         match r.status.as_str() {
             "dropped" => self.dropped += 1,
             status => {
@@ -756,8 +765,8 @@ impl<'r> Arrivals<'r> {
             self.peak = Some(self.peak.map_or(x, |p| p.max(x)));
         }
         if let Some(t) = r.intended_at_ns() {
-            let (n, first, last) = self.intended;
-            self.intended = (n + 1, first.min(t), last.max(t));
+            self.intended += 1;
+            widen(&mut self.intended_span, t, t);
         }
         self.lag.extend(finite(r.dispatch_lag_ms()));
     }
@@ -770,19 +779,26 @@ impl<'r> Arrivals<'r> {
             held,
             failed,
             peak,
-            intended: (intended, first, last),
+            intended,
+            intended_span,
             lag,
-            ..
         } = self;
-        let mode = if modes.len() == 1 {
-            modes.iter().next().copied().unwrap_or("closed").to_owned()
+        let mode = if modes.words.len() == 1 {
+            modes
+                .words
+                .iter()
+                .next()
+                .copied()
+                .unwrap_or("closed")
+                .to_owned()
         } else {
             "mixed".to_owned()
         };
-        let offered_rate = if mode != "closed" && intended >= 2 && first != last {
-            fnum(Some((intended - 1) as f64 / ((last - first) as f64 / 1e9)))
-        } else {
-            Value::Null
+        let offered_rate = match intended_span {
+            Some((first, last)) if mode != "closed" && intended >= 2 && first != last => {
+                fnum(Some((intended - 1) as f64 / ((last - first) as f64 / 1e9)))
+            }
+            _ => Value::Null,
         };
         let lag_max = max_of(&lag);
         let [lag_p50, lag_p95] = pcts(lag, [50, 95]);
@@ -815,12 +831,11 @@ impl<'r> Arrivals<'r> {
 /// are read, before the sort that finds the distinct ones.
 #[derive(Default)]
 struct Prompts<'r> {
-    modes: BTreeSet<&'r str>,
-    last_mode: Option<&'r str>,
+    modes: Distinct<'r>,
     digests: Vec<&'r Scalar>,
     groups: Vec<&'r Scalar>,
-    shared_min: Option<f64>,
-    shared_max: Option<f64>,
+    /// The fewest and most shared prefix tokens.
+    shared: Option<(f64, f64)>,
 }
 
 impl<'r> Prompts<'r> {
@@ -828,11 +843,7 @@ impl<'r> Prompts<'r> {
         if r.status == "dropped" {
             return;
         }
-        let mode = r.prompt_mode.as_str();
-        if self.last_mode != Some(mode) {
-            self.modes.insert(mode);
-            self.last_mode = Some(mode);
-        }
+        self.modes.take(r.prompt_mode.as_str());
         for (keys, v) in [
             (&mut self.digests, &r.prompt_digest),
             (&mut self.groups, &r.prefix_group),
@@ -842,15 +853,14 @@ impl<'r> Prompts<'r> {
             }
         }
         if let Some(x) = finite(r.shared_prefix_tokens()) {
-            self.shared_min = Some(self.shared_min.map_or(x, |m| m.min(x)));
-            self.shared_max = Some(self.shared_max.map_or(x, |m| m.max(x)));
+            widen(&mut self.shared, x, x);
         }
     }
 
     fn finish(self, window: Option<&Value>) -> Value {
-        let mode = match self.modes.len() {
+        let mode = match self.modes.words.len() {
             0 => Value::Null,
-            1 => json!(self.modes.iter().next()),
+            1 => json!(self.modes.words.iter().next()),
             _ => json!("mixed"),
         };
         let distinct = |mut keys: Vec<&Scalar>| {
@@ -865,7 +875,7 @@ impl<'r> Prompts<'r> {
             "mode": mode,
             "distinct_prompts": distinct(self.digests),
             "prefix_groups_used": distinct(self.groups),
-            "shared_prefix_tokens": {"min": fnum(self.shared_min), "max": fnum(self.shared_max)},
+            "shared_prefix_tokens": {"min": fnum(self.shared.map(|s| s.0)), "max": fnum(self.shared.map(|s| s.1))},
             "prompts_digest": window.map_or(Value::Null, |w| pyjson::get(w, "prompts_digest").clone()),
         })
     }
