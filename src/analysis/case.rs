@@ -1003,20 +1003,18 @@ const ASSUMPTIONS: &str = "requests are independent and identically distributed,
 pub type MetricFn<'a> = dyn Fn(&Request) -> Option<f64> + Sync + 'a;
 
 /// The `latency` block and what its pass found besides.
-pub struct Latency<'k, 'r> {
+pub struct Latency<'k> {
     pub block: Value,
     /// Each metric's sorted values of the successful requests, by key
     /// ([`request_figures`] reads its percentiles off them).
     pub sorted: Vec<(&'k str, Vec<f64>)>,
-    /// The unsuccessful requests, in order.
-    pub failures: Vec<&'r Request>,
+    /// The unsuccessful requests counted by status (the block's
+    /// `unsuccessful` counts).
+    pub failed_by_status: BTreeMap<String, i64>,
 }
 
 /// `latency` (§4.7). `metrics`: (key, boundary, per-request value).
-pub fn latency<'k, 'r>(
-    reqs: &[&'r Request],
-    metrics: &[(&'k str, &str, &MetricFn)],
-) -> Latency<'k, 'r> {
+pub fn latency<'k>(reqs: &[&Request], metrics: &[(&'k str, &str, &MetricFn)]) -> Latency<'k> {
     use rayon::prelude::*;
     // One pass reads every metric's value of each successful request (a
     // request's fields are loaded once, not once per metric) and sets the
@@ -1053,10 +1051,11 @@ pub fn latency<'k, 'r>(
         out.insert(key.to_owned(), block);
         sorted.push((key, values));
     }
+    let (block, failed_by_status) = unsuccessful_block(&failures, out);
     Latency {
-        block: unsuccessful_block(&failures, out),
+        block,
         sorted,
-        failures,
+        failed_by_status,
     }
 }
 
@@ -1136,9 +1135,14 @@ fn metric_block(
     json!({"boundary": boundary, "successful_missing": missing, "successful": succ, "failure_penalized": pen})
 }
 
-/// The `unsuccessful` part of the `latency` block, and the block itself.
-fn unsuccessful_block(failures: &[&Request], out: Map<String, Value>) -> Value {
+/// The `unsuccessful` part of the `latency` block, and the block itself;
+/// with the failures counted by status.
+fn unsuccessful_block(
+    failures: &[&Request],
+    out: Map<String, Value>,
+) -> (Value, BTreeMap<String, i64>) {
     let mut unsucc: BTreeMap<String, Value> = BTreeMap::new();
+    let mut counts: BTreeMap<String, i64> = BTreeMap::new();
     let mut by_status: BTreeMap<String, Vec<&Request>> = BTreeMap::new();
     for r in failures {
         by_status.entry(r.status.to_string()).or_default().push(r);
@@ -1161,17 +1165,19 @@ fn unsuccessful_block(failures: &[&Request], out: Map<String, Value>) -> Value {
         }
         let (min, max) = (min_of(&elapsed), max_of(&elapsed));
         let [p50] = pcts(elapsed, [50]);
+        counts.insert(status.clone(), rs.len() as i64);
         unsucc.insert(
             status,
             json!({"count": rs.len(), "elapsed_ms": {"min": min, "p50": p50, "max": max},
                    "elapsed_missing": missing}),
         );
     }
-    json!({
+    let block = json!({
         "rule": {"confidence": 0.95, "margin": 5, "tails": "symmetric", "assumptions": ASSUMPTIONS},
         "metrics": out,
         "unsuccessful": unsucc,
-    })
+    });
+    (block, counts)
 }
 
 fn interval_json(i: Option<sufficiency::Interval>) -> Value {

@@ -80,15 +80,6 @@ struct CaseTally {
     window: Option<(i64, i64)>,
 }
 
-/// Unsuccessful requests counted by status.
-fn failed_by_status(failures: &[&Request]) -> std::collections::BTreeMap<String, i64> {
-    let mut failed: std::collections::BTreeMap<String, i64> = Default::default();
-    for r in failures {
-        *failed.entry(r.status.to_string()).or_insert(0) += 1;
-    }
-    failed
-}
-
 /// Builds the report of a loaded run (report.md §1, in the reference's order).
 pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
     use crate::exit::Exit;
@@ -250,7 +241,6 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
                 let rate = pop.intervals.get("rate").cloned().unwrap_or(Value::Null);
                 let ok_window =
                     case::request_figures(reqs, &data.samples, &rate, &latency.sorted, &mut c);
-                let failed = failed_by_status(&latency.failures);
                 for (name, block) in passes {
                     c.insert(name.into(), block);
                 }
@@ -276,7 +266,7 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
                 c.insert("intervals".into(), pop.intervals);
                 let tally = CaseTally {
                     requests: reqs.len(),
-                    failed,
+                    failed: latency.failed_by_status,
                     window: ok_window,
                 };
                 (key.clone(), Value::Object(c), tally)
