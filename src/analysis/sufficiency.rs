@@ -155,24 +155,8 @@ fn ranks_cached(n: usize, p: f64) -> Option<Ranks> {
     /// ((n, p's bits), ranks) pairs.
     type Entries = Vec<((usize, u64), Option<Ranks>)>;
     static CACHE: Mutex<Entries> = Mutex::new(Vec::new());
-    /// Entries kept: a comparison of many runs asks for many n.
-    const KEPT: usize = 4096;
-    let key = (n, p.to_bits());
-    let found = {
-        // A poisoned lock only means another thread panicked mid-push of
-        // plain pairs; the entries are still usable.
-        let entries = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-        entries.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
-    };
-    if let Some(found) = found {
-        return found;
-    }
-    let value = ranks(n, p);
-    let mut entries = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-    if entries.len() < KEPT && !entries.iter().any(|(k, _)| *k == key) {
-        entries.push((key, value));
-    }
-    value
+    // A comparison of many runs asks for many n: at most this many are kept.
+    remember(&CACHE, (n, p.to_bits()), 4096, || ranks(n, p))
 }
 
 /// Beyond this the reference gives up looking for a minimum.
@@ -185,19 +169,29 @@ fn cached(cache: &Mutex<Vec<(u64, usize)>>, p: f64, compute: impl FnOnce() -> us
     if !(p > 0.0 && p < 1.0) {
         return usize::MAX;
     }
-    let key = p.to_bits();
-    // A poisoned lock only means another thread panicked mid-insert of a
-    // plain Vec of pairs; the data is still usable.
-    let lookup = |cache: &Mutex<Vec<(u64, usize)>>| {
+    remember(cache, p.to_bits(), usize::MAX, compute)
+}
+
+/// The value `cache` holds for `key`, else `compute`d (outside the lock)
+/// and kept while the cache holds fewer than `kept` entries.
+fn remember<K: PartialEq + Copy, V: Copy>(
+    cache: &Mutex<Vec<(K, V)>>,
+    key: K,
+    kept: usize,
+    compute: impl FnOnce() -> V,
+) -> V {
+    // A poisoned lock only means another thread panicked mid-push of plain
+    // pairs; the entries are still usable.
+    let found = {
         let entries = cache.lock().unwrap_or_else(|e| e.into_inner());
         entries.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
     };
-    if let Some(found) = lookup(cache) {
+    if let Some(found) = found {
         return found;
     }
     let value = compute();
     let mut entries = cache.lock().unwrap_or_else(|e| e.into_inner());
-    if !entries.iter().any(|(k, _)| *k == key) {
+    if entries.len() < kept && !entries.iter().any(|(k, _)| *k == key) {
         entries.push((key, value));
     }
     value
