@@ -107,15 +107,26 @@ impl<'a> Row<'a> {
     pub fn get(&self, i: usize) -> ValueRef<'a> {
         self.columns.get(i).map_or(ValueRef::Null, Column::value)
     }
+}
 
-    /// Column `i`'s integer, if it holds one.
-    pub fn int(&self, i: usize) -> Option<i64> {
+/// A row's values read by position and type, each read giving the value
+/// only when it has that type: a pack's [`Row`], or the values of a row
+/// SQLite returned (`db::store`).
+pub trait Fields<'v> {
+    fn int(&self, i: usize) -> Option<i64>;
+    /// A number (an integer as a float).
+    fn real(&self, i: usize) -> Option<f64>;
+    fn text(&self, i: usize) -> Option<&'v [u8]>;
+    fn blob(&self, i: usize) -> Option<&'v [u8]>;
+}
+
+impl<'a> Fields<'a> for Row<'a> {
+    fn int(&self, i: usize) -> Option<i64> {
         let c = self.columns.get(i)?;
         (c.kind == INTEGER).then_some(c.int)
     }
 
-    /// Column `i`'s number, if it holds one (an integer as a float).
-    pub fn real(&self, i: usize) -> Option<f64> {
+    fn real(&self, i: usize) -> Option<f64> {
         let c = self.columns.get(i)?;
         match c.kind {
             REAL => Some(f64::from_bits(c.real)),
@@ -124,14 +135,12 @@ impl<'a> Row<'a> {
         }
     }
 
-    /// Column `i`'s text, if it holds text.
-    pub fn text(&self, i: usize) -> Option<&'a [u8]> {
+    fn text(&self, i: usize) -> Option<&'a [u8]> {
         let c = self.columns.get(i)?;
         (c.kind == TEXT).then_some(c.text.as_slice())
     }
 
-    /// Column `i`'s blob, if it holds one.
-    pub fn blob(&self, i: usize) -> Option<&'a [u8]> {
+    fn blob(&self, i: usize) -> Option<&'a [u8]> {
         let c = self.columns.get(i)?;
         (c.kind == BLOB).then_some(c.blob.as_slice())
     }

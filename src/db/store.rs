@@ -4,7 +4,7 @@ use rusqlite::types::{Value as Sql, ValueRef};
 use rusqlite::{Connection, OptionalExtension, Statement};
 use serde_json::{Map, Value};
 
-use super::pack::{self, Packer};
+use super::pack::{self, Fields, Packer};
 use super::raw::{Binder, Insert, Select};
 use super::tables::{self, split, TableSpec, TABLES};
 use super::DbError;
@@ -774,16 +774,8 @@ fn analysis_rows<'c>(
 /// The number of columns of queries/load/requests_analysis.sql.
 const ANALYSIS_COLUMNS: usize = 31;
 
-/// The analysis columns of one request as a [`Fill`] reads them, typed:
-/// from a row SQLite returns or from a pack's (`pack::Row`).
-trait Fields<'v> {
-    fn int(&self, i: usize) -> Option<i64>;
-    /// A number (an integer as a float).
-    fn real(&self, i: usize) -> Option<f64>;
-    fn text(&self, i: usize) -> Option<&'v [u8]>;
-    fn blob(&self, i: usize) -> Option<&'v [u8]>;
-}
-
+/// The analysis columns of one request read from the rows, as a [`Fill`]
+/// reads them (or a pack's `pack::Row`).
 impl<'v> Fields<'v> for [ValueRef<'v>; ANALYSIS_COLUMNS] {
     fn int(&self, i: usize) -> Option<i64> {
         match self.get(i) {
@@ -812,24 +804,6 @@ impl<'v> Fields<'v> for [ValueRef<'v>; ANALYSIS_COLUMNS] {
             Some(ValueRef::Blob(b)) => Some(b),
             _ => None,
         }
-    }
-}
-
-impl<'v> Fields<'v> for pack::Row<'v> {
-    fn int(&self, i: usize) -> Option<i64> {
-        pack::Row::int(self, i)
-    }
-
-    fn real(&self, i: usize) -> Option<f64> {
-        pack::Row::real(self, i)
-    }
-
-    fn text(&self, i: usize) -> Option<&'v [u8]> {
-        pack::Row::text(self, i)
-    }
-
-    fn blob(&self, i: usize) -> Option<&'v [u8]> {
-        pack::Row::blob(self, i)
     }
 }
 
