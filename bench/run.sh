@@ -25,30 +25,26 @@ if [ -z "${REF:-}" ]; then
   REF=bench/.venv/bin/stormlog
 fi
 
-measure() { # label, command...: wall seconds and peak RSS via /usr/bin/time
-  local label=$1; shift
-  /usr/bin/time -f "%e %M" -o "$DATA/time.txt" "$@" > /dev/null
-  read -r wall kb < "$DATA/time.txt"
-  printf '%-44s %8.2f s %8.0f MB\n' "$label" "$wall" "$((kb / 1024))"
-  last_wall=$wall last_mb=$((kb / 1024))
-}
-
 # A run of stormlog lasts well under a second, so a burst of the machine's
 # noise can double it, where the reference's minute evens such bursts out:
 # stormlog's commands run REPEAT times (default 3), and the median counts.
 REPEAT=${REPEAT:-3}
-measure_median() { # label, command...: the median wall time and peak RSS of REPEAT runs
-  local label=$1; shift
+timed() { # times, label, command...: the median wall time and peak RSS of that many runs
+  local times=$1 label=$2; shift 2
   local walls=() mbs=()
-  for _ in $(seq 1 "$REPEAT"); do
+  for _ in $(seq 1 "$times"); do
     /usr/bin/time -f "%e %M" -o "$DATA/time.txt" "$@" > /dev/null
     read -r wall kb < "$DATA/time.txt"
     walls+=("$wall") mbs+=("$((kb / 1024))")
   done
-  last_wall=$(printf '%s\n' "${walls[@]}" | sort -g | sed -n "$(( (REPEAT + 1) / 2 ))p")
-  last_mb=$(printf '%s\n' "${mbs[@]}" | sort -g | sed -n "$(( (REPEAT + 1) / 2 ))p")
-  printf '%-44s %8.2f s %8.0f MB   (runs: %s s)\n' "$label" "$last_wall" "$last_mb" "${walls[*]}"
+  last_wall=$(printf '%s\n' "${walls[@]}" | sort -g | sed -n "$(( (times + 1) / 2 ))p")
+  last_mb=$(printf '%s\n' "${mbs[@]}" | sort -g | sed -n "$(( (times + 1) / 2 ))p")
+  local runs=""
+  [ "$times" -gt 1 ] && runs="   (runs: ${walls[*]} s)"
+  printf '%-44s %8.2f s %8.0f MB%s\n' "$label" "$last_wall" "$last_mb" "$runs"
 }
+measure() { timed 1 "$@"; }                 # the reference's runs, and an ingest (once: again is a no-op)
+measure_median() { timed "$REPEAT" "$@"; }  # stormlog's analyze and report
 
 for n in $SIZES; do
   f="$DATA/large_$n.jsonl"
