@@ -22,6 +22,7 @@ pub mod exit;
 pub mod ingest;
 pub mod join;
 pub mod model;
+pub mod ops;
 pub mod pyjson;
 pub mod report;
 pub mod slo;
