@@ -41,7 +41,7 @@ impl From<std::io::Error> for CliError {
 
 impl From<DbError> for CliError {
     fn from(e: DbError) -> Self {
-        CliError::new(Exit::Unexpected, e.to_string())
+        CliError::new(e.exit(), e.to_string())
     }
 }
 
@@ -266,7 +266,7 @@ fn cmd_ingest(a: IngestArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Resul
 }
 
 fn cmd_runs(a: RunsArgs, out: &mut dyn Write) -> Result<Exit> {
-    let conn = db::open(&a.db.db, Mode::ReadWrite)?;
+    let conn = db::read::open_for_reading(&a.db.db)?;
     let rows = crate::db::runs::list(&conn)?;
     match a.format {
         TableFormat::Json => {
@@ -327,7 +327,7 @@ fn cmd_runs(a: RunsArgs, out: &mut dyn Write) -> Result<Exit> {
 }
 
 fn cmd_export(a: ExportArgs, out: &mut dyn Write) -> Result<Exit> {
-    let conn = db::open(&a.db.db, Mode::ReadWrite)?;
+    let conn = db::read::open_for_reading(&a.db.db)?;
     let run = crate::db::runs::resolve(&conn, &a.run)?;
     let text = if a.telemetry {
         crate::db::runs::export_telemetry(&conn, &run)?
@@ -468,7 +468,7 @@ pub struct JoinFlags {
 
 fn cmd_report(a: ReportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit> {
     let policy = cli_policy(&a.slo, a.slo_file.as_deref())?;
-    let conn = db::open(&a.db.db, Mode::ReadWrite)?;
+    let conn = db::read::open_for_reading(&a.db.db)?;
     if a.all || a.runs.len() > 1 {
         return judge_runs(&conn, &a, policy, out, err);
     }
@@ -568,7 +568,7 @@ fn judge_runs(
         std::sync::mpsc::sync_channel::<(String, Result<(crate::model::RunData, Vec<Value>)>)>(2);
     let reader_ids = ids.clone();
     let reader = std::thread::spawn(move || -> Result<()> {
-        let conn = db::open(&path, Mode::ReadOnly)?;
+        let conn = db::read::open_for_reading(&path)?;
         for id in reader_ids {
             let loaded = crate::db::store::load_run(&conn, &id)
                 .and_then(|data| Ok((data, crate::db::store::attached_spans(&conn, &id)?)))

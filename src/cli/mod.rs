@@ -24,14 +24,27 @@ use crate::exit::Exit;
     max_term_width = 100
 )]
 pub struct Cli {
+    /// The project database, before or after the command (default
+    /// ./stormlog.db, or $STORMLOG_DB); only `ingest` and `runs delete` create
+    /// or change it.
+    ///
+    /// Its id is DbArg's, so a value given here reaches the command's `DbArg`
+    /// (clap carries a global argument's value down to the subcommand that
+    /// declares the same id, the one given on the command line winning over
+    /// a default).
+    #[arg(long = "db", id = "db", global = true, value_name = "PATH")]
+    pub db: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }
 
-/// Where the project database lives.
+/// Where the project database lives: flatten this into a command that uses
+/// one. `--db` also works before the command (`Cli::db`).
 #[derive(Debug, Args, Clone)]
 pub struct DbArg {
-    /// The project database (created on first use).
+    /// The project database (default ./stormlog.db; also $STORMLOG_DB, and
+    /// accepted before the command). Only `ingest` and `runs delete` create or
+    /// change it.
     #[arg(
         long,
         env = "STORMLOG_DB",

@@ -250,9 +250,9 @@ fn summarize_and_compare(
     }
     if let Some(db) = &args.db {
         let conn =
-            crate::db::open(db, crate::db::Mode::ReadWrite).map_err(|e| CompareError::Other {
+            crate::db::read::open_for_reading(db).map_err(|e| CompareError::Other {
                 message: e.to_string(),
-                exit: Exit::Unexpected,
+                exit: e.exit(),
             })?;
         let summarize = |runs: &[PathBuf]| -> Result<Vec<RunSummary>, CompareError> {
             runs.iter()

@@ -7,6 +7,7 @@
 pub mod functions;
 pub mod pack;
 pub mod raw;
+pub mod read;
 pub mod runs;
 pub mod store;
 pub mod tables;
@@ -68,9 +69,56 @@ pub enum DbError {
     },
     #[error("{0}")]
     Other(String),
+    #[error("no project database at {}; run `stormlog ingest FILE` first (or pass --db PATH)", shown(path))]
+    Missing { path: PathBuf },
+    #[error("{}: not a stormlog database (a SQLite file stormlog did not make, or not SQLite at all); nothing was changed: pass --db PATH to a project database", path.display())]
+    NotStormlog { path: PathBuf },
+    #[error("{}: the database has schema version {found}, older than this stormlog's ({SCHEMA_VERSION}); a writing command (`stormlog ingest FILE`, `stormlog runs delete`) migrates it", path.display())]
+    Older { path: PathBuf, found: i64 },
+    #[error("'{name}' names {} runs ({}); give more of the run id", matches.len(), matches.join(", "))]
+    AmbiguousRun { name: String, matches: Vec<String> },
+    #[error("{}", unknown_run(name, suggestions))]
+    UnknownRun {
+        name: String,
+        suggestions: Vec<String>,
+    },
+}
+
+/// A relative path as a person typed it: `./stormlog.db` for `stormlog.db`.
+fn shown(path: &Path) -> String {
+    if path.is_relative() && path.components().count() == 1 {
+        format!("./{}", path.display())
+    } else {
+        path.display().to_string()
+    }
+}
+
+fn unknown_run(name: &str, suggestions: &[String]) -> String {
+    let mut s = format!("no run '{name}' in the database");
+    if suggestions.is_empty() {
+        s.push_str("; `stormlog runs` lists them");
+    } else {
+        s.push_str(&format!("; did you mean {}?", suggestions.join(", ")));
+    }
+    s
 }
 
 impl DbError {
+    /// The exit status a command ends with on this error: the user's input
+    /// (a path or a run that is not there, a file that is not ours) is 5,
+    /// anything else 1.
+    pub fn exit(&self) -> crate::exit::Exit {
+        match self {
+            DbError::Missing { .. }
+            | DbError::NotStormlog { .. }
+            | DbError::Older { .. }
+            | DbError::TooNew { .. }
+            | DbError::UnknownRun { .. }
+            | DbError::AmbiguousRun { .. } => crate::exit::Exit::InvalidInput,
+            _ => crate::exit::Exit::Unexpected,
+        }
+    }
+
     pub fn query(q: &Query) -> impl Fn(rusqlite::Error) -> DbError + Copy {
         let name = q.name;
         move |source| DbError::Query {

@@ -71,18 +71,43 @@ pub fn resolve(conn: &Connection, name: &str) -> Result<String, DbError> {
     let matches: Vec<&RunRow> = all.iter().filter(|r| r.run_id.starts_with(name)).collect();
     match matches.as_slice() {
         [one] => Ok(one.run_id.clone()),
-        [] => Err(DbError::Other(format!(
-            "no run '{name}' in the database; `stormlog runs` lists them"
-        ))),
-        many => Err(DbError::Other(format!(
-            "'{name}' names {} runs ({}); give more of the run id",
-            many.len(),
-            many.iter()
-                .map(|r| r.run_id.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))),
+        [] => Err(DbError::UnknownRun {
+            name: name.to_owned(),
+            suggestions: closest(name, all.iter().map(|r| r.run_id.as_str())),
+        }),
+        many => Err(DbError::AmbiguousRun {
+            name: name.to_owned(),
+            matches: many.iter().map(|r| r.run_id.clone()).collect(),
+        }),
     }
+}
+
+/// The (at most three) run ids nearest to `name` by edit distance, nearest
+/// first, among those close enough to be a typo of it: at most a third of
+/// the longer name's characters apart (and at least one, for short names).
+pub fn closest<'a>(name: &str, ids: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut scored: Vec<(usize, &str)> = ids
+        .map(|id| (edit_distance(name, id), id))
+        .filter(|&(d, id)| d <= (name.chars().count().max(id.chars().count()) / 3).max(1))
+        .collect();
+    scored.sort();
+    scored.into_iter().take(3).map(|(_, id)| id.to_owned()).collect()
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (diag + usize::from(ca != cb)).min(row[j] + 1).min(row[j + 1] + 1);
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }
 
 /// The run's artifact as JSONL: every record back in file order, compact transport kept.
@@ -150,4 +175,24 @@ pub fn export_telemetry(conn: &Connection, run_id: &str) -> Result<String, DbErr
         out.push('\n');
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod closest_tests {
+    use super::*;
+
+    #[test]
+    fn a_typo_finds_the_run_and_a_stranger_finds_none() {
+        let ids = ["telemetry_joined", "fixed_rate", "fixed_rate_b"];
+        assert_eq!(
+            closest("telemetry_joind", ids.iter().copied()),
+            ["telemetry_joined"]
+        );
+        assert_eq!(
+            closest("fixed_rat", ids.iter().copied()),
+            ["fixed_rate", "fixed_rate_b"]
+        );
+        assert!(closest("zzz", ids.iter().copied()).is_empty());
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
 }

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use rusqlite::types::ValueRef;
 use rusqlite::{Batch, Connection, Statement};
 
-use crate::db::{self, DbError, Mode};
+use crate::db::{self, DbError};
 use crate::exit::Exit;
 pub use format::{Cell, Format, ResultSet};
 
@@ -65,7 +65,8 @@ impl SqlError {
         match self {
             SqlError::Usage(_) => Exit::Usage,
             SqlError::Refused(_) | SqlError::Query(_) => Exit::InvalidInput,
-            SqlError::Db(_) | SqlError::Io(_) => Exit::Unexpected,
+            SqlError::Db(e) => e.exit(),
+            SqlError::Io(_) => Exit::Unexpected,
         }
     }
 
@@ -121,20 +122,10 @@ fn query_text(args: &SqlArgs, stdin: &mut dyn Read) -> Result<String, SqlError> 
 }
 
 /// Opens the database at `path` so that nothing can write through the
-/// connection: read-only at the file level and `query_only` at the SQL level.
+/// connection (`db::read`: never created, migrated or left with `-wal`/`-shm`
+/// files it did not have; `query_only` at the SQL level).
 pub fn open_read_only(path: &std::path::Path) -> Result<Connection, SqlError> {
-    // A database from an older stormlog is migrated first (schema only; no data
-    // changes), so its views exist; then it is reopened read-only.
-    if path.exists() {
-        let current = db::open(path, Mode::ReadOnly);
-        if current.is_err() {
-            drop(db::open(path, Mode::ReadWrite)?);
-        }
-    }
-    let conn = db::open(path, Mode::ReadOnly)?;
-    conn.pragma_update(None, "query_only", true)
-        .map_err(|e| SqlError::Query(format!("{}: {e}", path.display())))?;
-    Ok(conn)
+    Ok(db::read::open_for_reading(path)?)
 }
 
 /// Prepares every statement of `sql`, refuses the lot if any would write,

@@ -203,7 +203,8 @@ fn query_comes_from_file_or_stdin() {
         "{e}"
     );
     let e = sql(&dir.path().join("missing.db"), Format::Csv, "SELECT 1").unwrap_err();
-    assert!(e.to_string().contains("no such database"), "{e}");
+    assert!(e.to_string().starts_with("no project database at "), "{e}");
+    assert_eq!(e.exit(), Exit::InvalidInput);
 }
 
 #[test]
