@@ -75,6 +75,7 @@ query!(LOAD_SYSTEM_SAMPLES, "load/system_samples");
 query!(LOAD_VLLM_SCRAPES, "load/vllm_scrapes");
 query!(LOAD_VLLM_SPANS, "load/vllm_spans");
 query!(LOAD_WORKLOADS, "load/workloads");
+query!(RUNS_DELETE, "runs/delete");
 query!(RUNS_FIND, "runs/find");
 query!(RUNS_IDS, "runs/ids");
 query!(RUNS_LIST, "runs/list");
@@ -138,6 +139,7 @@ pub const ALL: &[Query] = &[
     LOAD_VLLM_SCRAPES,
     LOAD_VLLM_SPANS,
     LOAD_WORKLOADS,
+    RUNS_DELETE,
     RUNS_FIND,
     RUNS_IDS,
     RUNS_LIST,

@@ -50,7 +50,9 @@ pub fn progress_bar(enabled: bool, total: u64, path: &Path) -> Option<indicatif:
     }
     let bar = indicatif::ProgressBar::new(total);
     let style = indicatif::ProgressStyle::with_template(
-        "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+        // `wide_msg` shortens the file name so the line fits the terminal;
+        // the sizes are binary units, as the final line's MiB.
+        "{wide_msg} [{bar:20}] {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} eta {eta}",
     )
     .map(|s| s.progress_chars("=> "));
     if let Ok(style) = style {
@@ -174,5 +176,46 @@ mod tests {
         assert_eq!(super::iso8601_utc(0), "1970-01-01T00:00:00Z");
         assert_eq!(super::iso8601_utc(1_795_961_268), "2026-11-29T14:07:48Z");
         assert_eq!(super::iso8601_utc(951_782_400), "2000-02-29T00:00:00Z");
+    }
+}
+
+/// A size for people: B, KiB, MiB or GiB, one decimal above bytes.
+pub fn human_bytes(bytes: u64) -> String {
+    const KIB: f64 = 1024.0;
+    let b = bytes as f64;
+    if b < KIB {
+        format!("{bytes} B")
+    } else if b < KIB * KIB {
+        format!("{:.1} KiB", b / KIB)
+    } else if b < KIB * KIB * KIB {
+        format!("{:.1} MiB", b / (KIB * KIB))
+    } else {
+        format!("{:.2} GiB", b / (KIB * KIB * KIB))
+    }
+}
+
+/// A duration for people: whole milliseconds under a second, seconds above.
+pub fn human_seconds(secs: f64) -> String {
+    if !secs.is_finite() {
+        return "-".into();
+    }
+    if secs < 1.0 {
+        format!("{} ms", (secs * 1000.0).round() as i64)
+    } else {
+        format!("{secs:.2} s")
+    }
+}
+
+#[cfg(test)]
+mod human_tests {
+    use super::{human_bytes, human_seconds};
+
+    #[test]
+    fn sizes_and_durations_read_as_people_write_them() {
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(33_095_680), "31.6 MiB");
+        assert_eq!(human_bytes(3 << 30), "3.00 GiB");
+        assert_eq!(human_seconds(0.0304), "30 ms");
+        assert_eq!(human_seconds(2.5), "2.50 s");
     }
 }

@@ -65,10 +65,16 @@ pub enum ReportFormat {
     Json,
 }
 
+/// How a table of rows is printed.
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum TableFormat {
+    /// Aligned columns for a terminal.
+    #[value(name = "txt", alias = "table")]
     Table,
+    /// A JSON array of objects.
     Json,
+    /// Comma-separated values with a header line.
+    Csv,
 }
 
 #[derive(Debug, Args)]
@@ -88,12 +94,38 @@ pub struct IngestArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct RunsArgs {
     #[command(flatten)]
     pub db: DbArg,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
+    /// Output format: txt (alias table) for people, json, csv.
+    #[arg(long, value_enum, default_value = "txt")]
     pub format: TableFormat,
+    #[command(subcommand)]
+    pub action: Option<RunsAction>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum RunsAction {
+    /// Delete runs and everything attached to them (requests, records,
+    /// telemetry, spans), all in one transaction.
+    #[command(
+        visible_alias = "rm",
+        after_help = "Examples:\n  stormlog runs delete o100            # a stray ingest\n  stormlog runs delete r1 r2 --yes     # no question on a terminal"
+    )]
+    Delete(RunsDeleteArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunsDeleteArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Delete without asking (on a terminal, stormlog asks first).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Run ids (see `stormlog runs`; a unique prefix will do).
+    #[arg(required = true, value_name = "RUN")]
+    pub runs: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -185,7 +217,7 @@ pub struct AnalyzeArgs {
 pub fn run(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit> {
     match command {
         Command::Ingest(a) => cmd_ingest(a, out, err),
-        Command::Runs(a) => cmd_runs(a, out),
+        Command::Runs(a) => cmd_runs(a, out, err),
         Command::Compare(a)
         | Command::Infer {
             command: InferCommand::Compare(a),
@@ -210,7 +242,7 @@ pub fn run(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Result
     }
 }
 
-fn cmd_ingest(a: IngestArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Result<Exit> {
+fn cmd_ingest(a: IngestArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit> {
     let mut conn = db::open(&a.db.db, Mode::ReadWrite)?;
     let opts = ingest::Options {
         replace: a.replace,
@@ -218,7 +250,10 @@ fn cmd_ingest(a: IngestArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Resul
         run: a.run.clone(),
         skip_digest: false,
     };
-    let mut failures: Vec<CliError> = Vec::new();
+    // Each file is its own transaction: one line per file, in argument
+    // order, says what landed or why nothing of it did.
+    let mut tally = [0usize; 3]; // stored, unchanged, refused
+    let mut worst = Exit::Ok;
     for path in &a.files {
         let started = std::time::Instant::now();
         match ingest::ingest_path(&mut conn, path, &opts) {
@@ -233,39 +268,87 @@ fn cmd_ingest(a: IngestArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Resul
                     Outcome::Replaced => "replaced",
                     Outcome::Unchanged => "unchanged (already ingested)",
                 };
+                tally[usize::from(done.outcome == Outcome::Unchanged)] += 1;
                 writeln!(
                     out,
-                    "{}: {what} {verb}: run {}, {} records, {:.1} MB in {:.2} s",
+                    "{}: {what} {verb}: run {}, {} records, {} in {}",
                     path.display(),
                     done.run_id,
                     done.records,
-                    done.bytes as f64 / 1e6,
-                    started.elapsed().as_secs_f64()
+                    crate::util::human_bytes(done.bytes),
+                    crate::util::human_seconds(started.elapsed().as_secs_f64())
                 )?;
             }
-            Err(e) => failures.push(e.into()),
+            Err(e) => {
+                tally[2] += 1;
+                let e = refusal(e);
+                if e.exit.code() > worst.code() {
+                    worst = e.exit;
+                }
+                writeln!(err, "Error: {}", e.message)?;
+            }
         }
     }
-    match failures.len() {
-        0 => Ok(Exit::Ok),
-        1 => Err(failures.remove(0)),
-        _ => {
-            let exit = failures
-                .iter()
-                .map(|f| f.exit)
-                .max_by_key(|e| e.code())
-                .unwrap_or(Exit::InvalidInput);
-            let msg = failures
-                .iter()
-                .map(|f| f.message.clone())
-                .collect::<Vec<_>>()
-                .join("\nError: ");
-            Err(CliError::new(exit, msg))
+    if a.files.len() > 1 {
+        let [stored, unchanged, refused] = tally;
+        let mut line = format!("{} files: {stored} stored", a.files.len());
+        if unchanged > 0 {
+            line.push_str(&format!(", {unchanged} unchanged"));
         }
+        if refused > 0 {
+            line.push_str(&format!(
+                ", {refused} refused (nothing of a refused file was stored; the others were)"
+            ));
+        }
+        writeln!(out, "{line}")?;
+    }
+    Ok(worst)
+}
+
+/// An ingest failure in stormlog's words (`ingest::words`), with the fix where one is known.
+fn refusal(e: IngestError) -> CliError {
+    match e {
+        IngestError::Invalid { path, message } => {
+            let plain = ingest::words::plain(&message);
+            let sep = if plain.starts_with("is not ") { " " } else { ": " };
+            CliError::new(
+                Exit::InvalidInput,
+                format!("{}{sep}{plain}; nothing from it was stored", path.display()),
+            )
+        }
+        other => other.into(),
     }
 }
 
-fn cmd_runs(a: RunsArgs, out: &mut dyn Write) -> Result<Exit> {
+fn cmd_runs_delete(a: RunsDeleteArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit> {
+    // A missing database has no runs: do not create one to say so.
+    drop(db::read::open_for_reading(&a.db.db)?);
+    let mut conn = db::open(&a.db.db, Mode::ReadWrite)?;
+    let ids: Vec<String> = a
+        .runs
+        .iter()
+        .map(|r| crate::db::runs::resolve(&conn, r))
+        .collect::<std::result::Result<_, _>>()?;
+    use std::io::IsTerminal;
+    if !a.yes && std::io::stdin().is_terminal() {
+        write!(err, "Delete {} and everything attached? [y/N] ", ids.join(", "))?;
+        let mut answer = String::new();
+        std::io::stdin().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            writeln!(err, "Nothing deleted.")?;
+            return Ok(Exit::Ok);
+        }
+    }
+    for id in crate::db::runs::delete(&mut conn, &ids)? {
+        writeln!(out, "deleted run {id}")?;
+    }
+    Ok(Exit::Ok)
+}
+
+fn cmd_runs(a: RunsArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit> {
+    if let Some(RunsAction::Delete(d)) = a.action {
+        return cmd_runs_delete(d, out, err);
+    }
     let conn = db::read::open_for_reading(&a.db.db)?;
     let rows = crate::db::runs::list(&conn)?;
     match a.format {
@@ -285,7 +368,7 @@ fn cmd_runs(a: RunsArgs, out: &mut dyn Write) -> Result<Exit> {
                 serde_json::to_string_pretty(&v).unwrap_or_default()
             )?;
         }
-        TableFormat::Table => {
+        TableFormat::Table | TableFormat::Csv => {
             let header = [
                 "RUN",
                 "STARTED (UTC)",
@@ -317,6 +400,14 @@ fn cmd_runs(a: RunsArgs, out: &mut dyn Write) -> Result<Exit> {
                     ]
                 })
                 .collect();
+            if a.format == TableFormat::Csv {
+                for row in std::iter::once(header.map(str::to_owned).to_vec()).chain(body) {
+                    let cells: Vec<String> =
+                        row.iter().map(|c| crate::sqlcmd::format::csv_field(c)).collect();
+                    writeln!(out, "{}", cells.join(","))?;
+                }
+                return Ok(Exit::Ok);
+            }
             out.write_all(crate::util::table(&header, &body).as_bytes())?;
             if rows.is_empty() {
                 writeln!(out, "(no runs; `stormlog ingest FILE` adds one)")?;

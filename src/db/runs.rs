@@ -110,6 +110,35 @@ fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
+/// Deletes the named runs (each resolved as `resolve` does) and everything
+/// attached to them, in one transaction: all go, or none (an unknown name
+/// refuses the lot). Answers the run ids deleted, in the order given.
+pub fn delete(conn: &mut Connection, names: &[String]) -> Result<Vec<String>, DbError> {
+    let q = &sql::RUNS_DELETE;
+    let tx = conn.transaction().map_err(DbError::query(q))?;
+    let mut ids: Vec<String> = Vec::new();
+    for name in names {
+        // Whole ids only: a prefix that happens to be unique today is too
+        // easy a way to delete the wrong run.
+        let id = resolve(&tx, name)?;
+        if &id != name {
+            return Err(DbError::UnknownRun {
+                name: name.clone(),
+                suggestions: vec![id],
+            });
+        }
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    for id in &ids {
+        tx.execute(q.sql, rusqlite::named_params! {":run_id": id})
+            .map_err(DbError::query(q))?;
+    }
+    tx.commit().map_err(DbError::query(q))?;
+    Ok(ids)
+}
+
 /// The run's artifact as JSONL: every record back in file order, compact transport kept.
 pub fn export_artifact(conn: &Connection, run_id: &str) -> Result<String, DbError> {
     let mut out = String::new();

@@ -10,6 +10,7 @@ pub mod lines;
 pub mod scan;
 pub mod spans;
 pub mod telemetry;
+pub mod words;
 
 use std::fs::File;
 use std::io::BufReader;

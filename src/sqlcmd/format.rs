@@ -12,6 +12,7 @@ use std::io::{self, Write};
 pub enum Format {
     /// Columns aligned for a terminal, numbers right-aligned.
     #[default]
+    #[value(name = "txt", alias = "table")]
     Table,
     /// Comma-separated values with a header line (RFC 4180 quoting).
     Csv,
@@ -146,7 +147,7 @@ fn table(rs: &ResultSet, out: &mut dyn Write) -> io::Result<()> {
 }
 
 /// One CSV field, quoted when it holds a comma, a quote or a line break.
-fn csv_field(s: &str) -> String {
+pub fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

@@ -25,8 +25,9 @@ pub use format::{Cell, Format, ResultSet};
 pub struct SqlArgs {
     #[command(flatten)]
     pub db: crate::cli::DbArg,
-    /// How to print results.
-    #[arg(long, value_enum, default_value = "table")]
+    /// How to print results: txt (alias table) for people, csv, json (one
+    /// object per line), markdown.
+    #[arg(long, value_enum, default_value = "txt")]
     pub format: Format,
     /// Read the SQL from this file.
     #[arg(
