@@ -154,16 +154,23 @@ pub struct ReportArgs {
     pub output: Option<PathBuf>,
     #[command(flatten)]
     pub join: JoinFlags,
-    /// Re-judge the run with an SLO criterion KEY:MS (repeatable), or a policy file path.
-    #[arg(long, value_name = "KEY:MS")]
+    /// Re-judge the run with an SLO criterion KEY:MS[@TARGET] (repeatable),
+    /// e.g. ttft:500@95%: at most 500 ms, met by at least 95% of the offered
+    /// requests. Or the path of a policy file.
+    #[arg(long, value_name = "KEY:MS[@TARGET]")]
     pub slo: Vec<String>,
     /// Re-judge the run with an SLO policy file (JSON or TOML).
     #[arg(long = "slo-file", value_name = "FILE")]
     pub slo_file: Option<PathBuf>,
+    /// The joint attainment target of a --slo policy (every criterion passes),
+    /// as 90% or 0.9.
+    #[arg(long, value_name = "TARGET", requires = "slo")]
+    pub target: Option<String>,
     /// Judge every stored run (one line per run and case) instead of reporting one.
     #[arg(long, conflicts_with = "runs")]
     pub all: bool,
-    /// Exit 4 when an attainment target is not met (missed, undecided or unmeasurable).
+    /// Exit 4 unless every attainment target is met; also when nothing could
+    /// be judged (no policy, no target, no case).
     #[arg(long)]
     pub check: bool,
     /// Run ids (see `stormlog runs`; a unique prefix will do). One run gives
@@ -557,8 +564,46 @@ pub struct JoinFlags {
     pub clock_uncertainty_ns: Option<i64>,
 }
 
+/// `report`'s policy: `cli_policy` with the targets stormlog's own flags may
+/// carry (`slo::targets`), and a plain word for a policy file that is not there.
+fn report_policy(a: &ReportArgs) -> Result<Option<(crate::slo::Policy, crate::slo::PolicySource)>> {
+    let mut criteria = Vec::new();
+    let mut marginal = Vec::new();
+    for flag in &a.slo {
+        let is_file = flag.ends_with(".toml") || flag.ends_with(".json");
+        if is_file && !Path::new(flag).is_file() {
+            return Err(CliError::new(
+                Exit::Usage,
+                format!("--slo {flag}: no such policy file (a --slo value is KEY:MS[@TARGET] or the path of a .toml or .json policy)"),
+            ));
+        }
+        let (criterion, target) = if is_file {
+            (flag.as_str(), None)
+        } else {
+            crate::slo::targets::split_target(flag)?
+        };
+        criteria.push(criterion.to_owned());
+        marginal.push(target);
+    }
+    let joint = a
+        .target
+        .as_deref()
+        .map(|t| crate::slo::targets::parse_target("--target", t))
+        .transpose()?;
+    let mut policy = cli_policy(&criteria, a.slo_file.as_deref())?;
+    if let Some((p, crate::slo::PolicySource::Flags)) = policy.as_mut() {
+        crate::slo::targets::apply(p, &marginal, joint);
+    } else if marginal.iter().any(Option::is_some) || joint.is_some() {
+        return Err(CliError::new(
+            Exit::Usage,
+            "targets (@TARGET, --target) go with --slo KEY:MS criteria; a policy file carries its own",
+        ));
+    }
+    Ok(policy)
+}
+
 fn cmd_report(a: ReportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit> {
-    let policy = cli_policy(&a.slo, a.slo_file.as_deref())?;
+    let policy = report_policy(&a)?;
     let conn = db::read::open_for_reading(&a.db.db)?;
     if a.all || a.runs.len() > 1 {
         return judge_runs(&conn, &a, policy, out, err);
@@ -579,12 +624,18 @@ fn cmd_report(a: ReportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
         clock_uncertainty_ns: a.join.clock_uncertainty_ns,
         external_spans: spans.clone(),
     };
+    let has_policy = policy.is_some() || data.of_type("infer.slo").next().is_some();
     let rep = report::build(&data, inputs)?;
     clock.mark("report");
     let exit = emit(&rep, a.format, a.output.as_deref(), out, err)?;
     let exit = if a.check {
         let judged = judgements(&data, policy, &spans)?;
-        gate(&judged, err)?
+        let unjudged = if judged.is_empty() && !has_policy {
+            vec![run.clone()]
+        } else {
+            vec![]
+        };
+        gate(&judged, &unjudged, err)?
     } else {
         exit
     };
@@ -615,25 +666,49 @@ fn judgements(
     Ok(report::judge::judge_run(data, &policy, source, spans))
 }
 
-/// `--check`: exit 4 unless every target of every judged case was met.
-fn gate(judged: &[report::judge::CaseJudgement], err: &mut dyn Write) -> Result<Exit> {
-    let failing: Vec<&report::judge::CaseJudgement> = judged
-        .iter()
-        .filter(|j| !matches!(j.verdict(), "met" | "no target"))
-        .collect();
-    if failing.is_empty() {
-        return Ok(Exit::Ok);
-    }
-    for j in &failing {
+/// `--check`: exit 4 unless every target of every judged case was met, and
+/// also when nothing could be judged: no case, a run without a policy
+/// (`unjudged`), or a policy without targets. A gate that cannot fail
+/// would pass every build.
+fn gate(
+    judged: &[report::judge::CaseJudgement],
+    unjudged: &[String],
+    err: &mut dyn Write,
+) -> Result<Exit> {
+    let mut failed = false;
+    for id in unjudged {
         writeln!(
             err,
-            "check failed: run {} case {}: {}",
-            j.run_id,
-            j.case_id,
-            j.verdict()
+            "check failed: run {id}: no SLO policy to judge it by; pass --slo KEY:MS@TARGET or --slo-file FILE"
         )?;
+        failed = true;
     }
-    Ok(Exit::GateFailed)
+    if judged.is_empty() && unjudged.is_empty() {
+        writeln!(err, "check failed: nothing to judge (no run, or no case)")?;
+        failed = true;
+    }
+    for j in judged {
+        match j.verdict() {
+            "met" => {}
+            "no target" => {
+                writeln!(
+                    err,
+                    "check failed: run {} case {}: no target; the policy sets no attainment target (add one: --slo ttft:500@95%, --target 90%)",
+                    j.run_id, j.case_id
+                )?;
+                failed = true;
+            }
+            verdict => {
+                writeln!(
+                    err,
+                    "check failed: run {} case {}: {verdict}",
+                    j.run_id, j.case_id
+                )?;
+                failed = true;
+            }
+        }
+    }
+    Ok(if failed { Exit::GateFailed } else { Exit::Ok })
 }
 
 /// `report --all` / several runs: one judgement line per run and case.
@@ -671,13 +746,17 @@ fn judge_runs(
         Ok(())
     });
     let mut rows = Vec::new();
+    let mut unjudged = Vec::new();
     for (id, loaded) in recv.iter() {
         let judged = loaded.and_then(|(data, spans)| judgements(&data, policy.clone(), &spans));
         match judged {
-            Ok(j) if j.is_empty() => writeln!(
-                err,
-                "Warning: run {id} has no policy to judge it by; pass --slo or --slo-file"
-            )?,
+            Ok(j) if j.is_empty() => {
+                writeln!(
+                    err,
+                    "Warning: run {id} has no policy to judge it by; pass --slo or --slo-file"
+                )?;
+                unjudged.push(id);
+            }
             Ok(j) => rows.extend(j),
             Err(e) => writeln!(err, "Warning: run {id}: {}", e.message)?,
         }
@@ -705,7 +784,7 @@ fn judge_runs(
         None => out.write_all(text.as_bytes())?,
     }
     if a.check {
-        return gate(&rows, err);
+        return gate(&rows, &unjudged, err);
     }
     Ok(Exit::Ok)
 }

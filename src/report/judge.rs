@@ -123,68 +123,93 @@ pub fn judge_run(
 }
 
 /// The judgement table for a terminal.
+/// The `report --all` table, made to fit 100 columns: the policy is said
+/// once above the table when every row shares it, each target goes on a line
+/// of its own (`ttft>=95% met`, the client boundary left implied), and run
+/// and case ids longer than 24 characters are shortened in the middle.
 pub fn render_table(rows: &[CaseJudgement]) -> String {
-    let header = [
-        "RUN",
-        "CASE",
-        "POLICY",
-        "ATTAINMENT",
-        "GOODPUT (req/s)",
-        "UNKNOWN",
-        "TARGETS",
-        "VERDICT",
-    ];
-    let body: Vec<Vec<String>> = rows
+    let policies: std::collections::BTreeSet<String> = rows
         .iter()
-        .map(|r| {
-            let s = &r.slo;
-            let (attain, goodput) = if s["status"] == "evaluated" {
-                let a = if s["attainment_lower"] == s["attainment_upper"] {
-                    super::text::pct1(&s["attainment_lower"])
-                } else {
-                    format!(
-                        "{}-{}",
-                        super::text::pct1(&s["attainment_lower"]),
-                        super::text::pct1(&s["attainment_upper"])
-                    )
-                };
-                let g = if s["goodput_lower_rps"] == s["goodput_upper_rps"] {
-                    super::text::f2(&s["goodput_lower_rps"])
-                } else {
-                    format!(
-                        "{}-{}",
-                        super::text::f2(&s["goodput_lower_rps"]),
-                        super::text::f2(&s["goodput_upper_rps"])
-                    )
-                };
-                (a, g)
+        .map(|r| crate::pyjson::str_form(&r.slo["slo_name"]))
+        .collect();
+    let one_policy = policies.len() == 1;
+    let mut header = vec!["RUN", "CASE"];
+    if !one_policy {
+        header.push("POLICY");
+    }
+    header.extend(["ATTAINMENT", "GOODPUT/S", "UNKNOWN", "TARGETS", "VERDICT"]);
+    let mut body: Vec<Vec<String>> = Vec::new();
+    for r in rows {
+        let s = &r.slo;
+        let (attain, goodput) = if s["status"] == "evaluated" {
+            let a = if s["attainment_lower"] == s["attainment_upper"] {
+                super::text::pct1(&s["attainment_lower"])
             } else {
-                (
-                    format!("unmeasurable ({})", crate::pyjson::str_form(&s["reason"])),
-                    "-".into(),
+                format!(
+                    "{}-{}",
+                    super::text::pct1(&s["attainment_lower"]),
+                    super::text::pct1(&s["attainment_upper"])
                 )
             };
-            let targets = r
-                .targets
-                .iter()
-                .map(|(n, t, o)| format!("{n}>={:.1}% {o}", t * 100.0))
-                .collect::<Vec<_>>()
-                .join(", ");
-            vec![
-                r.run_id.clone(),
-                r.case_id.clone(),
-                crate::pyjson::str_form(&s["slo_name"]),
-                attain,
-                goodput,
-                crate::pyjson::str_form(&s["unknown"]),
-                if targets.is_empty() {
-                    "-".into()
-                } else {
-                    targets
-                },
-                r.verdict().to_owned(),
-            ]
-        })
-        .collect();
-    crate::util::table(&header, &body)
+            let g = if s["goodput_lower_rps"] == s["goodput_upper_rps"] {
+                super::text::f2(&s["goodput_lower_rps"])
+            } else {
+                format!(
+                    "{}-{}",
+                    super::text::f2(&s["goodput_lower_rps"]),
+                    super::text::f2(&s["goodput_upper_rps"])
+                )
+            };
+            (a, g)
+        } else {
+            (
+                format!("unmeasurable ({})", crate::pyjson::str_form(&s["reason"])),
+                "-".into(),
+            )
+        };
+        let targets: Vec<String> = r
+            .targets
+            .iter()
+            .map(|(n, t, o)| {
+                let n = n.strip_prefix("client.").unwrap_or(n);
+                let pct = format!("{:.1}", t * 100.0);
+                let pct = pct.strip_suffix(".0").unwrap_or(&pct);
+                format!("{n}>={pct}% {o}")
+            })
+            .collect();
+        let mut row = vec![shorten(&r.run_id), shorten(&r.case_id)];
+        if !one_policy {
+            row.push(crate::pyjson::str_form(&s["slo_name"]));
+        }
+        row.extend([
+            attain,
+            goodput,
+            crate::pyjson::str_form(&s["unknown"]),
+            targets.first().cloned().unwrap_or_else(|| "-".into()),
+            r.verdict().to_owned(),
+        ]);
+        let width = row.len();
+        body.push(row);
+        for t in targets.iter().skip(1) {
+            let mut more = vec![String::new(); width];
+            more[width - 2] = t.clone();
+            body.push(more);
+        }
+    }
+    let table = crate::util::table(&header, &body);
+    match policies.first() {
+        Some(p) if one_policy => format!("policy {p}\n{table}"),
+        _ => table,
+    }
+}
+
+/// An id of more than 24 characters as its first 11 and last 12, joined by `~`.
+fn shorten(id: &str) -> String {
+    let chars: Vec<char> = id.chars().collect();
+    if chars.len() <= 24 {
+        return id.to_owned();
+    }
+    let head: String = chars[..11].iter().collect();
+    let tail: String = chars[chars.len() - 12..].iter().collect();
+    format!("{head}~{tail}")
 }
