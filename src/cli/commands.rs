@@ -88,7 +88,8 @@ pub struct IngestArgs {
     /// telemetry carries; span files always need it).
     #[arg(long, value_name = "RUN")]
     pub run: Option<String>,
-    /// Artifact (`infer profile` JSONL) or server telemetry (`collect-server` JSONL) files.
+    /// Files to load: artifacts (the load client's JSONL), server telemetry
+    /// (`collect-server` JSONL) or vLLM span files, told apart by content.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
 }
@@ -135,7 +136,7 @@ pub struct ExportArgs {
     /// Export the run's server telemetry instead of its artifact.
     #[arg(long)]
     pub telemetry: bool,
-    /// Write to FILE instead of stdout.
+    /// Write to FILE instead of stdout (parent directories are created).
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// The run id (see `stormlog runs`).
@@ -146,11 +147,11 @@ pub struct ExportArgs {
 pub struct ReportArgs {
     #[command(flatten)]
     pub db: DbArg,
-    /// Output format.
+    /// Output format: txt for people, json (the reference's report JSON).
     #[arg(long, value_enum, default_value = "txt")]
     pub format: ReportFormat,
-    /// Write the report to FILE (parent directories are created).
-    #[arg(long, value_name = "FILE")]
+    /// Write the report to FILE instead of stdout (parent directories are created).
+    #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
     #[command(flatten)]
     pub join: JoinFlags,
@@ -175,20 +176,20 @@ pub struct ReportArgs {
     pub check: bool,
     /// Run ids (see `stormlog runs`; a unique prefix will do). One run gives
     /// its full report; several give one judgement line per run and case.
-    #[arg(value_name = "RUN", required_unless_present = "all")]
+    #[arg(value_name = "RUN")]
     pub runs: Vec<String>,
 }
 
 /// The reference's `stormlog infer analyze` flags.
 #[derive(Debug, Args)]
 pub struct AnalyzeArgs {
-    /// The profile artifact (JSONL written by `infer profile`).
+    /// The profile artifact (the load client's JSONL).
     pub artifact: PathBuf,
-    /// Output format.
+    /// Output format: txt for people, json.
     #[arg(long, value_enum, default_value = "txt")]
     pub format: ReportFormat,
-    /// Write the report to FILE (parent directories are created).
-    #[arg(long, value_name = "FILE")]
+    /// Write the report to FILE instead of stdout (parent directories are created).
+    #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Server telemetry from `collect-server` (repeatable).
     #[arg(long = "server-telemetry", value_name = "FILE")]
@@ -225,10 +226,10 @@ pub fn run(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Result
     match command {
         Command::Ingest(a) => cmd_ingest(a, out, err),
         Command::Runs(a) => cmd_runs(a, out, err),
-        Command::Compare(a)
-        | Command::Infer {
+        Command::Compare(a) => cmd_compare(*a, false, out, err),
+        Command::Infer {
             command: InferCommand::Compare(a),
-        } => cmd_compare(*a, out, err),
+        } => cmd_compare(*a, true, out, err),
         Command::Sql(a) => crate::sqlcmd::run(&a, out, err).map_err(|e| CliError {
             broken_pipe: e.is_broken_pipe(),
             exit: e.exit(),
@@ -317,7 +318,11 @@ fn refusal(e: IngestError) -> CliError {
     match e {
         IngestError::Invalid { path, message } => {
             let plain = ingest::words::plain(&message);
-            let sep = if plain.starts_with("is not ") { " " } else { ": " };
+            let sep = if plain.starts_with("is not ") {
+                " "
+            } else {
+                ": "
+            };
             CliError::new(
                 Exit::InvalidInput,
                 format!("{}{sep}{plain}; nothing from it was stored", path.display()),
@@ -338,7 +343,11 @@ fn cmd_runs_delete(a: RunsDeleteArgs, out: &mut dyn Write, err: &mut dyn Write) 
         .collect::<std::result::Result<_, _>>()?;
     use std::io::IsTerminal;
     if !a.yes && std::io::stdin().is_terminal() {
-        write!(err, "Delete {} and everything attached? [y/N] ", ids.join(", "))?;
+        write!(
+            err,
+            "Delete {} and everything attached? [y/N] ",
+            ids.join(", ")
+        )?;
         let mut answer = String::new();
         std::io::stdin().read_line(&mut answer)?;
         if !matches!(answer.trim(), "y" | "Y" | "yes") {
@@ -409,8 +418,10 @@ fn cmd_runs(a: RunsArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exi
                 .collect();
             if a.format == TableFormat::Csv {
                 for row in std::iter::once(header.map(str::to_owned).to_vec()).chain(body) {
-                    let cells: Vec<String> =
-                        row.iter().map(|c| crate::sqlcmd::format::csv_field(c)).collect();
+                    let cells: Vec<String> = row
+                        .iter()
+                        .map(|c| crate::sqlcmd::format::csv_field(c))
+                        .collect();
                     writeln!(out, "{}", cells.join(","))?;
                 }
                 return Ok(Exit::Ok);
@@ -603,6 +614,12 @@ fn report_policy(a: &ReportArgs) -> Result<Option<(crate::slo::Policy, crate::sl
 }
 
 fn cmd_report(a: ReportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit> {
+    if !a.all && a.runs.is_empty() {
+        return Err(CliError::new(
+            Exit::Usage,
+            "name a run (`stormlog runs` lists them), or pass --all to judge every run",
+        ));
+    }
     let policy = report_policy(&a)?;
     let conn = db::read::open_for_reading(&a.db.db)?;
     if a.all || a.runs.len() > 1 {
@@ -879,8 +896,11 @@ pub fn analyze(a: &AnalyzeRequest) -> Result<report::Report> {
     Ok(rep)
 }
 
+/// `compare` and the drop-in `infer compare` (`drop_in`: the reference's
+/// messages, unchanged).
 fn cmd_compare(
     mut a: crate::compare::CompareArgs,
+    drop_in: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Exit> {
@@ -896,5 +916,26 @@ fn cmd_compare(
             .chain(args[from..].iter().cloned())
             .collect();
     }
-    crate::compare::run(&a, out, err).map_err(|e| CliError::new(e.exit(), e.to_string()))
+    let no_db = a.db.is_none();
+    let first_missing = a
+        .baseline
+        .iter()
+        .chain(&a.candidate)
+        .find(|p| !p.exists())
+        .cloned();
+    crate::compare::run(&a, out, err).map_err(|e| {
+        let mut message = e.to_string();
+        let broken_pipe = message.contains("Broken pipe");
+        if let (false, true, Some(missing)) = (drop_in, no_db, first_missing) {
+            message.push_str(&format!(
+                "; if {} is a stored run id, pass --db PATH (before or after `compare`)",
+                missing.display()
+            ));
+        }
+        CliError {
+            message,
+            exit: e.exit(),
+            broken_pipe,
+        }
+    })
 }

@@ -21,7 +21,17 @@ use crate::exit::Exit;
     name = "stormlog",
     version,
     propagate_version = true,
-    max_term_width = 100
+    max_term_width = 100,
+    after_help = "Examples:
+  stormlog ingest examples/fixed_rate.jsonl examples/fixed_rate_b.jsonl
+  stormlog runs
+  stormlog report fixed_rate
+  stormlog report --all --slo ttft:500@95% --check
+  stormlog --db team.db sql \"SELECT run_id, requests FROM v_runs\"
+
+Exit statuses: 0 ok, 1 unexpected error (a bug), 2 usage, 3 findings, 4 a gate failed or could not
+be judged, 5 invalid input (a file, a run or a database that is not there or not right), 130
+interrupted."
 )]
 pub struct Cli {
     /// The project database, before or after the command (default
@@ -61,17 +71,51 @@ pub enum Command {
     /// Each file is one transaction: bad input changes nothing. The kind of a
     /// file is told by its content. The same file again is a no-op; a different
     /// file claiming a stored run id is refused unless --replace is given.
+    #[command(after_help = "Examples:
+  stormlog ingest run.jsonl                          # an artifact
+  stormlog ingest run.jsonl run.telemetry.jsonl      # with the server's telemetry
+  stormlog ingest --run r1 spans.jsonl               # vLLM spans for run r1
+  stormlog ingest --replace run.jsonl                # a new file for a stored run id
+
+With several files, each is its own transaction: one line per file says what was stored or why
+nothing of it was, then a summary; the exit status is 5 when any file was refused.")]
     Ingest(commands::IngestArgs),
     /// List the runs stored in the project database.
+    #[command(after_help = "Examples:
+  stormlog runs
+  stormlog runs --format json
+  stormlog runs delete o100                          # remove a run and all it holds")]
     Runs(commands::RunsArgs),
     /// Write a stored run back out as JSONL (its artifact, or its telemetry).
+    #[command(after_help = "Examples:
+  stormlog export fixed_rate > fixed_rate.jsonl      # the artifact, record for record
+  stormlog export telemetry_joined --telemetry -o server.jsonl")]
     Export(commands::ExportArgs),
     /// Rebuild a run's analysis report from the project database.
+    #[command(after_help = "Examples:
+  stormlog report fixed_rate
+  stormlog report fixed_rate --format json -o report.json
+  stormlog report telemetry_joined --direct-server   # the client reached the server directly
+  stormlog report fixed_rate --slo ttft:500@95% --slo e2e:4000 --target 90%
+  stormlog report --all --slo-file examples/slo/interactive.toml --check
+
+--check exits 4 unless every target is met, and also when nothing could be judged: no policy, a
+policy without targets, no case.")]
     Report(commands::ReportArgs),
     /// Analyze an artifact file directly (same as `stormlog infer analyze`).
+    #[command(after_help = "Examples:
+  stormlog analyze examples/fixed_rate.jsonl
+  stormlog analyze examples/telemetry_joined.jsonl --server-telemetry \\
+      examples/telemetry_joined.telemetry.jsonl --direct-server --format json")]
     Analyze(commands::AnalyzeArgs),
     /// Compare a baseline arm against a candidate arm of profile runs (as
     /// `stormlog infer compare`): paired or independent designs, gates.
+    #[command(after_help = "Examples:
+  stormlog compare --baseline examples/fixed_rate.jsonl --candidate examples/fixed_rate_b.jsonl
+  stormlog compare --db stormlog.db --baseline fixed_rate --candidate fixed_rate_b \\
+      --gate 'client.ttft.p50=non-inferiority:0.10' -o compare.json
+
+Without --db the arms are artifact files; with it (also before the command), stored run ids.")]
     Compare(Box<crate::compare::CompareArgs>),
     /// Ask the project database anything in SQL (read-only).
     ///
@@ -79,13 +123,23 @@ pub enum Command {
     /// v_runs, v_requests, v_case_windows, v_case_summary and v_server_samples
     /// and the percentile(value, p) aggregate are there for it; docs/sql.md has
     /// the schema and worked queries. Statements that would write are refused.
+    #[command(after_help = "Examples:
+  stormlog sql \"SELECT run_id, requests, failures FROM v_runs\"
+  stormlog sql --format csv -o ttft.csv \"SELECT run_id, case_key, ttft_ms FROM v_requests\"
+  stormlog sql -f query.sql --format json")]
     Sql(crate::sqlcmd::SqlArgs),
     /// Sample a live inference server's process (RSS) and GPU memory into telemetry JSONL.
     ///
     /// Runs on the inference host for the length of a profile; stops on
     /// --duration, SIGINT/SIGTERM, the process ending or the GPU identity changing.
+    #[command(after_help = "Examples:
+  stormlog collect-server --run-id r1 --pid 4242 --output server.jsonl --duration 600
+  stormlog collect-server --run-id r1 --pid 4242 --output server.jsonl --no-gpu --db stormlog.db")]
     CollectServer(crate::collector::CollectArgs),
     /// Drop-in commands of the reference `stormlog infer`.
+    #[command(after_help = "Examples:
+  stormlog infer analyze examples/fixed_rate.jsonl --format json
+  stormlog infer compare --baseline a.jsonl --candidate b.jsonl --report compare.json")]
     Infer {
         #[command(subcommand)]
         command: InferCommand,
@@ -95,10 +149,17 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum InferCommand {
     /// Analyze a profile artifact (the reference's `infer analyze`).
+    #[command(after_help = "Example:
+  stormlog infer analyze examples/fixed_rate.jsonl --format json")]
     Analyze(commands::AnalyzeArgs),
     /// Compare baseline and candidate arms of runs (the reference's `infer compare`).
+    #[command(after_help = "Example:
+  stormlog infer compare --baseline examples/fixed_rate.jsonl \\
+      --candidate examples/fixed_rate_b.jsonl --format json --report compare.json")]
     Compare(Box<crate::compare::CompareArgs>),
     /// Sample a server process and its GPU (the reference's `infer collect-server`).
+    #[command(after_help = "Example:
+  stormlog infer collect-server --run-id r1 --pid 4242 --output server.jsonl --duration 600")]
     CollectServer(crate::collector::CollectArgs),
 }
 

@@ -10,7 +10,7 @@ use super::identity::{validate_group, IdentityError};
 /// `stormlog collect-server` / `stormlog infer collect-server` options.
 #[derive(clap::Args, Debug, Clone)]
 pub struct CollectArgs {
-    /// Run ID also passed to `infer profile`
+    /// The run id the profile run records (the load client's run id)
     #[arg(long = "run-id", value_name = "RUN_ID")]
     pub run_id: String,
 
@@ -44,6 +44,8 @@ pub struct CollectArgs {
     #[arg(long = "no-gpu")]
     pub no_gpu: bool,
 
+    /// A name for this server replica, recorded in every sample's identity
+    /// (for telling replicas behind one endpoint apart)
     #[arg(long = "replica-id", value_name = "REPLICA_ID")]
     pub replica_id: Option<String>,
 

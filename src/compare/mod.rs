@@ -125,26 +125,34 @@ pub struct CompareArgs {
     /// A pre-registered budget on the difference, for a log ratio left undefined by a zero
     #[arg(long, value_name = "METRIC=BUDGET:UNIT")]
     pub fallback: Vec<String>,
-    #[arg(long = "min-complete-blocks")]
+    /// A gate is not evaluable with fewer complete blocks (baseline and candidate pairs) than this
+    #[arg(long = "min-complete-blocks", value_name = "N")]
     pub min_complete_blocks: Option<i64>,
-    #[arg(long = "min-attainment")]
+    /// Add a per-case gate: candidate runs whose SLO attainment lower bound reaches this share (0-1)
+    #[arg(long = "min-attainment", value_name = "SHARE")]
     pub min_attainment: Option<f64>,
-    #[arg(long = "min-run-pass", default_value_t = 0.5)]
+    /// The share of candidate runs that must pass --min-attainment (lower confidence bound)
+    #[arg(long = "min-run-pass", default_value_t = 0.5, value_name = "SHARE")]
     pub min_run_pass: f64,
     /// bernoulli pools requests as independent trials: model-based
     #[arg(long = "attainment-model", default_value = "runs", value_parser = ["runs", "bernoulli"])]
     pub attainment_model: String,
+    /// all_budgets: each gate on its own; any_regression: Holm's step-down over the family (significant gates)
     #[arg(long, default_value = "all_budgets", value_parser = ["all_budgets", "any_regression"])]
     pub family: String,
+    /// A block that lost a run: exclude it, or fail its gates (protocol_failure)
     #[arg(long = "on-incomplete", default_value = "exclude", value_parser = ["exclude", "fail"])]
     pub on_incomplete: String,
     /// Exit 0 when a gate cannot be evaluated: for exploration, recorded
     #[arg(long = "allow-not-evaluable")]
     pub allow_not_evaluable: bool,
-    #[arg(long = "evidence-floor", default_value_t = 1.0)]
+    /// The least SLO evidence coverage (0-1) every run needs for its SLO metrics to be compared
+    #[arg(long = "evidence-floor", default_value_t = 1.0, value_name = "SHARE")]
     pub evidence_floor: f64,
-    #[arg(long, default_value_t = 0.95)]
+    /// Confidence level of the intervals and gates
+    #[arg(long, default_value_t = 0.95, value_name = "LEVEL")]
     pub confidence: f64,
+    /// Seed of the bootstrap resampling (the same seed gives the same intervals)
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// vLLM spans collected elsewhere, for every run
@@ -156,10 +164,16 @@ pub struct CompareArgs {
     /// A segment's requests: those that arrived in it, or that overlap it
     #[arg(long = "segment-membership", default_value = "arrival", value_parser = ["arrival", "overlap"])]
     pub segment_membership: String,
+    /// Report format on stdout: txt for people, json
     #[arg(long, value_enum, default_value_t = Format::Txt)]
     pub format: Format,
-    /// Also write the JSON report to this file
-    #[arg(long, value_name = "FILE")]
+    /// Also write the JSON report to this file (--report, the reference's name, works too)
+    #[arg(
+        long = "output",
+        short = 'o',
+        visible_alias = "report",
+        value_name = "FILE"
+    )]
     pub report: Option<PathBuf>,
     /// The command line as the report's `tool.argv` records it; empty means
     /// the process's own arguments.
@@ -249,11 +263,10 @@ fn summarize_and_compare(
         });
     }
     if let Some(db) = &args.db {
-        let conn =
-            crate::db::read::open_for_reading(db).map_err(|e| CompareError::Other {
-                message: e.to_string(),
-                exit: e.exit(),
-            })?;
+        let conn = crate::db::read::open_for_reading(db).map_err(|e| CompareError::Other {
+            message: e.to_string(),
+            exit: e.exit(),
+        })?;
         let summarize = |runs: &[PathBuf]| -> Result<Vec<RunSummary>, CompareError> {
             runs.iter()
                 .map(|r| stored_summary(&conn, &r.to_string_lossy(), args))

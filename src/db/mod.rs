@@ -69,7 +69,10 @@ pub enum DbError {
     },
     #[error("{0}")]
     Other(String),
-    #[error("no project database at {}; run `stormlog ingest FILE` first (or pass --db PATH)", shown(path))]
+    #[error(
+        "no project database at {}; run `stormlog ingest FILE` first (or pass --db PATH)",
+        shown(path)
+    )]
     Missing { path: PathBuf },
     #[error("{}: not a stormlog database (a SQLite file stormlog did not make, or not SQLite at all); nothing was changed: pass --db PATH to a project database", path.display())]
     NotStormlog { path: PathBuf },

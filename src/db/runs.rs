@@ -91,7 +91,11 @@ pub fn closest<'a>(name: &str, ids: impl Iterator<Item = &'a str>) -> Vec<String
         .filter(|&(d, id)| d <= (name.chars().count().max(id.chars().count()) / 3).max(1))
         .collect();
     scored.sort();
-    scored.into_iter().take(3).map(|(_, id)| id.to_owned()).collect()
+    scored
+        .into_iter()
+        .take(3)
+        .map(|(_, id)| id.to_owned())
+        .collect()
 }
 
 /// Levenshtein distance over characters.
@@ -102,7 +106,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
         let mut diag = row[0];
         row[0] = i + 1;
         for (j, &cb) in b.iter().enumerate() {
-            let next = (diag + usize::from(ca != cb)).min(row[j] + 1).min(row[j + 1] + 1);
+            let next = (diag + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
             diag = row[j + 1];
             row[j + 1] = next;
         }

@@ -55,7 +55,10 @@ mod tests {
             split_target("ttft:500@95%").unwrap(),
             ("ttft:500", Some(0.95))
         );
-        assert_eq!(split_target("e2e:4000@0.9").unwrap(), ("e2e:4000", Some(0.9)));
+        assert_eq!(
+            split_target("e2e:4000@0.9").unwrap(),
+            ("e2e:4000", Some(0.9))
+        );
         for bad in ["ttft:500@", "ttft:500@0", "ttft:500@150%", "ttft:500@x"] {
             let e = split_target(bad).unwrap_err().to_string();
             assert!(e.contains("write it as 95% or 0.95"), "{bad}: {e}");

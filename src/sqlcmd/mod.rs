@@ -37,6 +37,9 @@ pub struct SqlArgs {
         conflicts_with = "query"
     )]
     pub file: Option<PathBuf>,
+    /// Write the results to FILE instead of stdout.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// The SQL: one or more statements separated by `;` (stdin when neither
     /// this nor --file is given).
     pub query: Option<String>,
@@ -92,15 +95,25 @@ pub fn run_with_input(
     let sql = query_text(args, stdin)?;
     let conn = open_read_only(&args.db.db)?;
     let results = query(&conn, &sql)?;
+    let mut file = Vec::new();
+    let sink: &mut dyn Write = if args.output.is_some() {
+        &mut file
+    } else {
+        out
+    };
     for (i, rs) in results.iter().enumerate() {
         // A blank line between results keeps several tables readable; JSON
         // lines need no separator.
         if i > 0 && args.format != Format::Json {
-            writeln!(out)?;
+            writeln!(sink)?;
         }
-        format::write(args.format, rs, out)?;
+        format::write(args.format, rs, sink)?;
     }
-    out.flush()?;
+    sink.flush()?;
+    if let Some(path) = &args.output {
+        std::fs::write(path, &file)
+            .map_err(|e| SqlError::Usage(format!("--output {}: {}", path.display(), e)))?;
+    }
     Ok(Exit::Ok)
 }
 

@@ -64,6 +64,7 @@ fn args(db: &Path, format: Format, query: &str) -> SqlArgs {
         db: crate::cli::DbArg { db: db.to_owned() },
         format,
         file: None,
+        output: None,
         query: Some(query.into()),
     }
 }
