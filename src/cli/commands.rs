@@ -339,7 +339,7 @@ fn cmd_runs_delete(a: RunsDeleteArgs, out: &mut dyn Write, err: &mut dyn Write) 
     let ids: Vec<String> = a
         .runs
         .iter()
-        .map(|r| crate::db::runs::resolve(&conn, r))
+        .map(|r| crate::db::runs::resolve_whole(&conn, r))
         .collect::<std::result::Result<_, _>>()?;
     use std::io::IsTerminal;
     if !a.yes && std::io::stdin().is_terminal() {
@@ -473,6 +473,32 @@ fn emit(
         ReportFormat::Json => rep.to_json(),
         ReportFormat::Txt => rep.to_text(),
     };
+    match output {
+        Some(path) => {
+            write_file(path, &text)?;
+            writeln!(out, "Analysis report saved to: {}", path.display())?;
+        }
+        None => out.write_all(text.as_bytes())?,
+    }
+    Ok(Exit::Ok)
+}
+
+/// `emit` for stormlog's own `report`: its text in people's units, with hints
+/// (`report::people`); the JSON is the reference's.
+fn emit_for_people(
+    rep: &report::Report,
+    format: ReportFormat,
+    output: Option<&Path>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Exit> {
+    if format == ReportFormat::Json {
+        return emit(rep, format, output, out, err);
+    }
+    for w in &rep.warnings {
+        writeln!(err, "Warning: {w}")?;
+    }
+    let text = report::people::for_people(&rep.to_text());
     match output {
         Some(path) => {
             write_file(path, &text)?;
@@ -644,7 +670,7 @@ fn cmd_report(a: ReportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
     let has_policy = policy.is_some() || data.of_type("infer.slo").next().is_some();
     let rep = report::build(&data, inputs)?;
     clock.mark("report");
-    let exit = emit(&rep, a.format, a.output.as_deref(), out, err)?;
+    let exit = emit_for_people(&rep, a.format, a.output.as_deref(), out, err)?;
     let exit = if a.check {
         let judged = judgements(&data, policy, &spans)?;
         let unjudged = if judged.is_empty() && !has_policy {

@@ -46,7 +46,7 @@ pub fn open_for_reading(path: &Path) -> Result<Connection, DbError> {
         Err(first) if !wal_has_content(path) => {
             let conn = Connection::open_with_flags(immutable_uri(path), plain)
                 .map_err(|_| refusal(path, first))?;
-            let version = schema_version(&conn).map_err(open_err)?;
+            let version = schema_version(&conn).map_err(|e| refusal(path, e))?;
             check_version(path, &conn, version)?;
             conn
         }

@@ -116,6 +116,19 @@ fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
+/// The run whose whole id is `name`: a prefix that happens to be unique
+/// today is too easy a way to delete the wrong run, so it is only suggested.
+pub fn resolve_whole(conn: &Connection, name: &str) -> Result<String, DbError> {
+    let id = resolve(conn, name)?;
+    if id != name {
+        return Err(DbError::UnknownRun {
+            name: name.to_owned(),
+            suggestions: vec![id],
+        });
+    }
+    Ok(id)
+}
+
 /// Deletes the named runs (each resolved as `resolve` does) and everything
 /// attached to them, in one transaction: all go, or none (an unknown name
 /// refuses the lot). Answers the run ids deleted, in the order given.
@@ -124,15 +137,7 @@ pub fn delete(conn: &mut Connection, names: &[String]) -> Result<Vec<String>, Db
     let tx = conn.transaction().map_err(DbError::query(q))?;
     let mut ids: Vec<String> = Vec::new();
     for name in names {
-        // Whole ids only: a prefix that happens to be unique today is too
-        // easy a way to delete the wrong run.
-        let id = resolve(&tx, name)?;
-        if &id != name {
-            return Err(DbError::UnknownRun {
-                name: name.clone(),
-                suggestions: vec![id],
-            });
-        }
+        let id = resolve_whole(&tx, name)?;
         if !ids.contains(&id) {
             ids.push(id);
         }

@@ -2,6 +2,7 @@
 //! passes in `analysis`, `slo` and `join`, and rendered as the reference's JSON
 //! or text. Renderers return strings; only the CLI writes them out.
 pub mod judge;
+pub mod people;
 pub mod text;
 
 use std::collections::HashSet;

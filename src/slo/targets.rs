@@ -12,7 +12,10 @@ use super::{Policy, SloError};
 pub fn split_target(flag: &str) -> Result<(&str, Option<f64>), SloError> {
     match flag.rsplit_once('@') {
         None => Ok((flag, None)),
-        Some((criterion, target)) => Ok((criterion, Some(parse_target(flag, target)?))),
+        Some((criterion, target)) => Ok((
+            criterion,
+            Some(parse_target(&format!("--slo {flag}"), target)?),
+        )),
     }
 }
 

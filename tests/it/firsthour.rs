@@ -1,0 +1,474 @@
+//! A user's first hour (issue 21) and read commands on files that are not
+//! theirs (issue 23, defect 6): read commands never create or change a
+//! database, one status for an unknown run, gates that can fail, per-file
+//! ingest messages, `runs delete`, `--db` anywhere, every `--help` and the
+//! listed error messages as snapshots, and the README's tour as written.
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::Value;
+
+use crate::common::{bin, run_in};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn example(name: &str) -> String {
+    repo().join("examples").join(name).display().to_string()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+/// The names in `dir`, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// A folder with a database holding the two bundled single runs.
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "ingest",
+            &example("fixed_rate.jsonl"),
+            &example("telemetry_joined.jsonl"),
+            &example("telemetry_joined.telemetry.jsonl"),
+            &example("compare/baseline_b1.jsonl"),
+            &example("compare/candidate_b1.jsonl"),
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    dir
+}
+
+/// Every read command, each naming a run where it takes one.
+fn read_commands() -> Vec<Vec<&'static str>> {
+    vec![
+        vec!["runs"],
+        vec!["runs", "--format", "json"],
+        vec!["report", "fixed_rate"],
+        vec!["report", "--all"],
+        vec!["report", "fixed_rate", "telemetry_joined"],
+        vec!["sql", "SELECT 1"],
+        vec!["export", "fixed_rate"],
+        vec!["export", "--telemetry", "telemetry_joined"],
+        vec![
+            "compare",
+            "--db",
+            "stormlog.db",
+            "--baseline",
+            "cmp_baseline_b1",
+            "--candidate",
+            "cmp_candidate_b1",
+        ],
+    ]
+}
+
+#[test]
+fn read_commands_never_create_a_database() {
+    for args in read_commands() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run_in(dir.path(), &args);
+        assert_eq!(code(&out), 5, "{args:?}: {}", text(&out.stderr));
+        assert_eq!(
+            text(&out.stderr),
+            "Error: no project database at ./stormlog.db; run `stormlog ingest FILE` first (or pass --db PATH)\n",
+            "{args:?}"
+        );
+        assert!(
+            listing(dir.path()).is_empty(),
+            "{args:?} left {:?}",
+            listing(dir.path())
+        );
+    }
+}
+
+#[test]
+fn defect_6_read_commands_leave_a_foreign_sqlite_file_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("stormlog.db");
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine');")
+            .unwrap();
+    }
+    let before = std::fs::read(&db).unwrap();
+    for args in read_commands() {
+        let out = run_in(dir.path(), &args);
+        assert_eq!(code(&out), 5, "{args:?}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("stormlog.db: not a stormlog database"),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert_eq!(
+            std::fs::read(&db).unwrap(),
+            before,
+            "{args:?} changed the file"
+        );
+        assert_eq!(listing(dir.path()), ["stormlog.db"], "{args:?}");
+    }
+    // A file that is not SQLite at all: the same refusal, nothing touched.
+    std::fs::write(&db, "[package]\nname = \"x\"\n").unwrap();
+    let out = run_in(dir.path(), &["sql", "SELECT 1"]);
+    assert_eq!(code(&out), 5, "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("not a stormlog database"));
+    assert_eq!(std::fs::read(&db).unwrap(), b"[package]\nname = \"x\"\n");
+}
+
+#[test]
+fn defect_6_read_commands_leave_no_wal_or_shm_behind() {
+    let dir = project();
+    assert_eq!(listing(dir.path()), ["stormlog.db"]);
+    for args in read_commands() {
+        let out = run_in(dir.path(), &args);
+        assert_eq!(code(&out), 0, "{args:?}: {}", text(&out.stderr));
+        assert_eq!(listing(dir.path()), ["stormlog.db"], "{args:?}");
+    }
+}
+
+#[test]
+fn defect_6_a_database_whose_directory_cannot_be_written_is_readable() {
+    let dir = project();
+    // A directory where the `-shm` file would go stops SQLite making it,
+    // as a read-only directory does (and this works for root too).
+    std::fs::create_dir(dir.path().join("stormlog.db-shm")).unwrap();
+    let before = std::fs::read(dir.path().join("stormlog.db")).unwrap();
+    for args in read_commands() {
+        let out = run_in(dir.path(), &args);
+        assert_eq!(code(&out), 0, "{args:?}: {}", text(&out.stderr));
+    }
+    let out = run_in(
+        dir.path(),
+        &["sql", "--format", "csv", "SELECT count(*) AS n FROM v_runs"],
+    );
+    assert_eq!(text(&out.stdout), "n\n4\n");
+    assert_eq!(
+        std::fs::read(dir.path().join("stormlog.db")).unwrap(),
+        before
+    );
+    std::fs::remove_dir(dir.path().join("stormlog.db-shm")).unwrap();
+
+    // A real read-only directory, where permissions bind (not for root).
+    use std::os::unix::fs::PermissionsExt;
+    let set =
+        |mode| std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(mode)).unwrap();
+    set(0o555);
+    let writable = std::fs::write(dir.path().join("probe"), "").is_ok();
+    if !writable {
+        for args in read_commands() {
+            let out = run_in(dir.path(), &args);
+            assert_eq!(code(&out), 0, "{args:?}: {}", text(&out.stderr));
+        }
+    }
+    set(0o755);
+}
+
+#[test]
+fn an_unknown_run_is_invalid_input_everywhere_with_the_closest_ids() {
+    let dir = project();
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["report", "fixed_rtae"],
+        vec!["report", "fixed_rate", "fixed_rtae"],
+        vec!["export", "fixed_rtae"],
+        vec!["runs", "delete", "--yes", "fixed_rtae"],
+        vec![
+            "compare",
+            "--db",
+            "stormlog.db",
+            "--baseline",
+            "fixed_rtae",
+            "--candidate",
+            "fixed_rate",
+        ],
+    ];
+    for args in commands {
+        let out = run_in(dir.path(), &args);
+        assert_eq!(code(&out), 5, "{args:?}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr)
+                .contains("no run 'fixed_rtae' in the database; did you mean fixed_rate?"),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    let out = run_in(dir.path(), &["report", "zzzz"]);
+    assert_eq!(
+        text(&out.stderr),
+        "Error: no run 'zzzz' in the database; `stormlog runs` lists them\n"
+    );
+}
+
+#[test]
+fn check_fails_with_4_when_nothing_could_be_judged() {
+    let dir = project();
+    let run = |args: &[&str]| {
+        let out = run_in(dir.path(), args);
+        (code(&out), text(&out.stderr))
+    };
+    // No policy: the run records none and none is given.
+    let (c, e) = run(&["report", "fixed_rate", "--check"]);
+    assert_eq!(c, 4, "{e}");
+    assert!(
+        e.contains("check failed: run fixed_rate: no SLO policy"),
+        "{e}"
+    );
+    let (c, e) = run(&["report", "--all", "--check"]);
+    assert_eq!(c, 4, "{e}");
+    // A policy from flags without a target.
+    let (c, e) = run(&["report", "--all", "--slo", "ttft:20", "--check"]);
+    assert_eq!(c, 4, "{e}");
+    assert!(e.contains("case c8_in128_out24: no target"), "{e}");
+    // With targets the gate decides: met, then missed.
+    let (c, e) = run(&["report", "--all", "--slo", "ttft:2000@90%", "--check"]);
+    assert_eq!(c, 0, "{e}");
+    let (c, e) = run(&["report", "--all", "--slo", "ttft:20@50%", "--check"]);
+    assert_eq!(c, 4, "{e}");
+    assert_eq!(
+        e.trim_end(),
+        "check failed: run telemetry_joined case c8_in128_out24: missed"
+    );
+    let (c, e) = run(&[
+        "report",
+        "fixed_rate",
+        "--slo",
+        "e2e:4000",
+        "--target",
+        "99%",
+        "--check",
+    ]);
+    assert_eq!(c, 0, "{e}");
+    // No run, so no case: nothing to judge.
+    let out = run_in(
+        dir.path(),
+        &[
+            "runs",
+            "delete",
+            "--yes",
+            "fixed_rate",
+            "telemetry_joined",
+            "cmp_baseline_b1",
+            "cmp_candidate_b1",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let (c, e) = run(&["report", "--all", "--slo", "ttft:500@95%", "--check"]);
+    assert_eq!(c, 4, "{e}");
+    assert_eq!(e, "check failed: nothing to judge (no run, or no case)\n");
+}
+
+#[test]
+fn ingest_of_several_files_says_what_each_did_and_sums_up() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+    std::fs::write(dir.path().join("logo.png"), b"\x89PNG\r\n").unwrap();
+    std::fs::copy(
+        example("fixed_rate.jsonl"),
+        dir.path().join("fixed_rate.jsonl"),
+    )
+    .unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "ingest",
+            "Cargo.toml",
+            "fixed_rate.jsonl",
+            "logo.png",
+            "fixed_rate.jsonl",
+        ],
+    );
+    assert_eq!(code(&out), 5);
+    assert_eq!(
+        text(&out.stderr),
+        "Error: Cargo.toml is not JSON Lines: line 1 is not a JSON object (a value was expected at column 2); nothing from it was stored\n\
+         Error: logo.png is not UTF-8 text (byte 0x89 at byte offset 0: invalid start byte); nothing from it was stored\n"
+    );
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert!(lines[0].starts_with(
+        "fixed_rate.jsonl: artifact ingested: run fixed_rate, 314 records, 294.4 KiB in "
+    ));
+    assert!(lines[1]
+        .starts_with("fixed_rate.jsonl: artifact unchanged (already ingested): run fixed_rate"));
+    assert_eq!(
+        lines[2],
+        "4 files: 1 stored, 1 unchanged, 2 refused (nothing of a refused file was stored; the others were)"
+    );
+    let runs = run_in(dir.path(), &["runs", "--format", "json"]);
+    let runs: Value = serde_json::from_slice(&runs.stdout).unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 1);
+    assert_eq!(runs[0]["run_id"], "fixed_rate");
+    assert_eq!(runs[0]["requests"], 100);
+}
+
+#[test]
+fn runs_delete_removes_a_run_and_all_it_holds() {
+    let dir = project();
+    let count = |sql: &str| {
+        let out = run_in(dir.path(), &["sql", "--format", "csv", sql]);
+        assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let samples = "SELECT count(*) AS n FROM v_server_samples WHERE run_id = 'telemetry_joined'";
+    assert_ne!(count(samples), "n\n0\n");
+    // A prefix is not enough to delete.
+    let out = run_in(dir.path(), &["runs", "delete", "--yes", "telemetry"]);
+    assert_eq!(code(&out), 5);
+    assert!(text(&out.stderr).contains("did you mean telemetry_joined?"));
+    let out = run_in(dir.path(), &["runs", "rm", "telemetry_joined"]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "deleted run telemetry_joined\n");
+    assert_eq!(count(samples), "n\n0\n");
+    for table in [
+        "requests",
+        "records",
+        "request_packs",
+        "attached_files",
+        "contexts",
+    ] {
+        let q = format!("SELECT count(*) AS n FROM {table} WHERE run_id = 'telemetry_joined'");
+        assert_eq!(count(&q), "n\n0\n", "{table}");
+    }
+    assert_eq!(
+        count("SELECT group_concat(run_id, ' ') AS n FROM (SELECT run_id FROM v_runs ORDER BY 1)"),
+        "n\ncmp_baseline_b1 cmp_candidate_b1 fixed_rate\n"
+    );
+}
+
+#[test]
+fn db_is_taken_before_or_after_the_command_and_from_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixed = example("fixed_rate.jsonl");
+    let out = run_in(dir.path(), &["--db", "a.db", "ingest", &fixed]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let out = run_in(dir.path(), &["ingest", &fixed, "--db", "b.db"]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert_eq!(listing(dir.path()), ["a.db", "b.db"]);
+    for args in [
+        vec!["--db", "a.db", "runs", "--format", "csv"],
+        vec!["runs", "--db", "b.db", "--format", "csv"],
+    ] {
+        let out = run_in(dir.path(), &args);
+        assert!(text(&out.stdout).contains("\nfixed_rate,"), "{args:?}");
+    }
+    let out = bin()
+        .current_dir(dir.path())
+        .env("STORMLOG_DB", "a.db")
+        .args(["report", "fixed_rate", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    // On the command line it wins over the environment, before or after.
+    let out = bin()
+        .current_dir(dir.path())
+        .env("STORMLOG_DB", "a.db")
+        .args(["--db", "c.db", "runs"])
+        .output()
+        .unwrap();
+    assert!(text(&out.stderr).contains("no project database at ./c.db"));
+}
+
+/// Every command's `--help`, one snapshot each.
+#[test]
+fn help_of_every_command() {
+    let commands: &[&[&str]] = &[
+        &["ingest"],
+        &["runs"],
+        &["runs", "delete"],
+        &["export"],
+        &["report"],
+        &["analyze"],
+        &["compare"],
+        &["sql"],
+        &["collect-server"],
+        &["infer"],
+        &["infer", "analyze"],
+        &["infer", "compare"],
+        &["infer", "collect-server"],
+    ];
+    for command in commands {
+        let out = bin().args(*command).arg("--help").output().unwrap();
+        assert_eq!(code(&out), 0, "{command:?}");
+        let help = text(&out.stdout);
+        assert!(help.contains("Example"), "{command:?} has no examples");
+        assert!(!help.contains("infer profile"), "{command:?}");
+        let name = format!("help_{}", command.join("_").replace('-', "_"));
+        insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
+            insta::assert_snapshot!(name, help);
+        });
+    }
+}
+
+/// The error messages a first hour meets, with their exit statuses.
+#[test]
+fn first_hour_error_messages() {
+    let dir = project();
+    std::fs::write(dir.path().join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+    std::fs::write(dir.path().join("logo.png"), b"\x89PNG\r\n").unwrap();
+    let long = format!(
+        "{{\"event_type\": \"infer.request\", \"x\": \"{}\n",
+        "a".repeat(40)
+    );
+    std::fs::write(dir.path().join("cut.jsonl"), long).unwrap();
+    std::fs::write(dir.path().join("foreign.db"), "").unwrap();
+    let cases: &[&[&str]] = &[
+        &["--db", "missing.db", "runs"],
+        &["--db", "foreign.db", "runs"],
+        &["--db", "Cargo.toml", "sql", "SELECT 1"],
+        &["report", "fixed_rtae"],
+        &["report", "zzzz"],
+        &["report"],
+        &["report", "fixed_rate", "--check"],
+        &["report", "fixed_rate", "--slo", "ttft:500", "--check"],
+        &["report", "fixed_rate", "--slo", "nosuchfile.toml"],
+        &["report", "fixed_rate", "--slo", "ttft:500@150%"],
+        &[
+            "report",
+            "fixed_rate",
+            "--slo",
+            "ttft:500@95%",
+            "--slo",
+            "e2e:4000",
+            "--target",
+            "1.5",
+        ],
+        &["ingest", "Cargo.toml"],
+        &["ingest", "logo.png"],
+        &["ingest", "cut.jsonl"],
+        &["runs", "delete", "--yes", "fixed"],
+        &[
+            "compare",
+            "--baseline",
+            "fixed_rate",
+            "--candidate",
+            "telemetry_joined",
+        ],
+    ];
+    let mut shown = String::new();
+    for args in cases {
+        let out = run_in(dir.path(), args);
+        shown.push_str(&format!(
+            "$ stormlog {}\n{}[exit {}]\n\n",
+            args.join(" "),
+            text(&out.stderr),
+            code(&out)
+        ));
+    }
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!("first_hour_errors", shown);
+    });
+}
