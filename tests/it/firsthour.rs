@@ -472,3 +472,98 @@ fn first_hour_error_messages() {
         insta::assert_snapshot!("first_hour_errors", shown);
     });
 }
+
+/// A command of the README's tour and the output lines it shows.
+struct Step {
+    command: String,
+    shown: Vec<String>,
+}
+
+/// The `console` blocks of the README: `$ ` lines are commands, the lines
+/// after one are (part of) what it prints.
+fn tour() -> Vec<Step> {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let mut steps: Vec<Step> = Vec::new();
+    let mut inside = false;
+    for line in readme.lines() {
+        if line.starts_with("```") {
+            inside = line == "```console";
+            continue;
+        }
+        if !inside {
+            continue;
+        }
+        match line.strip_prefix("$ ") {
+            Some(command) => steps.push(Step {
+                command: command.to_owned(),
+                shown: Vec::new(),
+            }),
+            None => steps
+                .last_mut()
+                .expect("a console block starts with a command")
+                .shown
+                .push(line.to_owned()),
+        }
+    }
+    steps
+}
+
+/// Whether `shown` appears in `printed`, in order (a shown line ending in
+/// `...` stands for any line that starts with what comes before it).
+fn shows(printed: &str, shown: &[String]) -> Result<(), String> {
+    let mut lines = printed.lines();
+    for want in shown {
+        let hit = |got: &str| match want.strip_suffix("...") {
+            Some(prefix) => got.starts_with(prefix),
+            None => got == want,
+        };
+        if !lines.any(hit) {
+            return Err(want.clone());
+        }
+    }
+    Ok(())
+}
+
+/// The README's tour, word for word, in a folder laid out as a fresh clone
+/// (its `examples/`), with this build's `stormlog` first on the PATH.
+#[test]
+fn the_readme_tour_runs_as_written() {
+    let steps = tour();
+    assert!(steps.len() >= 8, "{} steps", steps.len());
+    let dir = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("cp")
+        .arg("-R")
+        .arg(repo().join("examples"))
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_stormlog"))
+        .parent()
+        .unwrap()
+        .to_owned();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for step in steps {
+        assert!(step.command.starts_with("stormlog "), "{}", step.command);
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&step.command)
+            .current_dir(dir.path())
+            .env("PATH", &path)
+            .env_remove("STORMLOG_DB")
+            .output()
+            .unwrap();
+        let printed = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert_eq!(code(&out), 0, "{}:\n{printed}", step.command);
+        if let Err(missing) = shows(&printed, &step.shown) {
+            panic!(
+                "{}: the README shows\n{missing}\nbut it printed\n{printed}",
+                step.command
+            );
+        }
+    }
+}
