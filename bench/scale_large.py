@@ -1,22 +1,37 @@
 #!/usr/bin/env python3
 """Scale the conformance `large` case to N measured requests.
 
-Usage: bench/scale_large.py N OUT.jsonl
+Usage: bench/scale_large.py N OUT.jsonl   (--help for the details)
 
 Every measured request of the `large` artifact is repeated with fresh
 request ids, x-request ids and request indexes, so the scaled run is a
 valid artifact (one case, no cohort issues) of about 2.2 KB per request:
 300,000 requests make about 650 MB. Stdlib only.
 """
+import argparse
 import json
-import sys
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "tests/fixtures/conformance/cases/large/artifact.jsonl"
 
 
+def arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description="Write the conformance `large` artifact scaled to N measured requests "
+        "(each request repeated with fresh ids; about 2.2 KB per request).",
+        epilog="example: bench/scale_large.py 90000 bench/out/large_x30.jsonl",
+    )
+    parser.add_argument("n", type=int, metavar="N", help="measured requests to write (at least 1)")
+    parser.add_argument("out", type=Path, metavar="OUT.jsonl", help="the artifact to write")
+    args = parser.parse_args()
+    if args.n < 1:
+        parser.error("N must be at least 1")
+    return args
+
+
 def main() -> None:
-    n, out = int(sys.argv[1]), Path(sys.argv[2])
+    args = arguments()
+    n, out = args.n, args.out
     lines = SRC.read_text().splitlines()
     requests = [json.loads(l) for l in lines if '"event_type": "infer.request"' in l and '"phase": "measured"' in l]
     head = [l for l in lines if '"event_type": "infer.request"' not in l and '"infer.session"' not in l or '"status": "running"' in l]
