@@ -23,7 +23,7 @@ use crate::exit::Exit;
     propagate_version = true,
     max_term_width = 100,
     after_help = "Examples:
-  stormlog ingest examples/fixed_rate.jsonl examples/fixed_rate_b.jsonl
+  stormlog ingest examples/fixed_rate.jsonl examples/telemetry_joined.jsonl
   stormlog runs
   stormlog report fixed_rate
   stormlog report --all --slo ttft:500@95% --check
@@ -34,14 +34,13 @@ be judged, 5 invalid input (a file, a run or a database that is not there or not
 interrupted."
 )]
 pub struct Cli {
+    // Its id is DbArg's, so a value given here reaches the command's
+    // `DbArg`: clap carries a global argument's value down to a subcommand
+    // that declares the same id, the one given on the command line winning
+    // over a default or the environment.
     /// The project database, before or after the command (default
     /// ./stormlog.db, or $STORMLOG_DB); only `ingest` and `runs delete` create
     /// or change it.
-    ///
-    /// Its id is DbArg's, so a value given here reaches the command's `DbArg`
-    /// (clap carries a global argument's value down to the subcommand that
-    /// declares the same id, the one given on the command line winning over
-    /// a default).
     #[arg(long = "db", id = "db", global = true, value_name = "PATH")]
     pub db: Option<PathBuf>,
     #[command(subcommand)]
@@ -111,8 +110,11 @@ policy without targets, no case.")]
     /// Compare a baseline arm against a candidate arm of profile runs (as
     /// `stormlog infer compare`): paired or independent designs, gates.
     #[command(after_help = "Examples:
-  stormlog compare --baseline examples/fixed_rate.jsonl --candidate examples/fixed_rate_b.jsonl
-  stormlog compare --db stormlog.db --baseline fixed_rate --candidate fixed_rate_b \\
+  stormlog compare \\
+      --baseline examples/compare/baseline_b1.jsonl examples/compare/baseline_b2.jsonl \\
+      --candidate examples/compare/candidate_b1.jsonl examples/compare/candidate_b2.jsonl
+  stormlog compare --db stormlog.db --baseline cmp_baseline_b1 cmp_baseline_b2 \\
+      --candidate cmp_candidate_b1 cmp_candidate_b2 \\
       --gate 'client.ttft.p50=non-inferiority:0.10' -o compare.json
 
 Without --db the arms are artifact files; with it (also before the command), stored run ids.")]
@@ -154,8 +156,8 @@ pub enum InferCommand {
     Analyze(commands::AnalyzeArgs),
     /// Compare baseline and candidate arms of runs (the reference's `infer compare`).
     #[command(after_help = "Example:
-  stormlog infer compare --baseline examples/fixed_rate.jsonl \\
-      --candidate examples/fixed_rate_b.jsonl --format json --report compare.json")]
+  stormlog infer compare --baseline examples/compare/baseline_b1.jsonl \\
+      --candidate examples/compare/candidate_b1.jsonl --format json --report compare.json")]
     Compare(Box<crate::compare::CompareArgs>),
     /// Sample a server process and its GPU (the reference's `infer collect-server`).
     #[command(after_help = "Example:

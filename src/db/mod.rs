@@ -37,6 +37,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0004_request_packs",
         include_str!("../../migrations/0004_request_packs.sql"),
     ),
+    (
+        "0005_views_ms",
+        include_str!("../../migrations/0005_views_ms.sql"),
+    ),
 ];
 
 /// How long a command waits for another one's lock on the database.

@@ -12,7 +12,7 @@ const CASES: &str = "tests/fixtures/conformance/cases";
 fn database(cases: &[&str]) -> (tempfile::TempDir, PathBuf, Vec<(String, PathBuf)>) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("conformance.db");
-    let mut conn = db::open(&path, Mode::ReadWrite).unwrap();
+    let mut conn = db::open(&path, db::Mode::ReadWrite).unwrap();
     let mut artifacts = Vec::new();
     for case in cases {
         let mut files: Vec<PathBuf> = std::fs::read_dir(Path::new(CASES).join(case))
