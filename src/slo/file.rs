@@ -33,7 +33,11 @@ pub fn load_file(path: &Path, shown_as: &str) -> Result<Policy, SloError> {
     // the positions its JSON messages give.
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
     let doc = if toml_by_name {
-        parse_toml(&text).map_err(|d| fail(format!("not valid TOML ({d})")))?
+        // The TOML parser's message spans lines; an error is one line.
+        parse_toml(&text).map_err(|d| {
+            let one_line: Vec<&str> = d.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+            fail(format!("not valid TOML ({})", one_line.join(": ")))
+        })?
     } else {
         match parse_json(&text) {
             Ok(doc) => doc,

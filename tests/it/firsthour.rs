@@ -425,6 +425,7 @@ fn first_hour_error_messages() {
     );
     std::fs::write(dir.path().join("cut.jsonl"), long).unwrap();
     std::fs::write(dir.path().join("foreign.db"), "").unwrap();
+    std::fs::write(dir.path().join("bad.toml"), "name = \"x\"\n[[criteria]\n").unwrap();
     let cases: &[&[&str]] = &[
         &["--db", "missing.db", "runs"],
         &["--db", "foreign.db", "runs"],
@@ -435,6 +436,7 @@ fn first_hour_error_messages() {
         &["report", "fixed_rate", "--check"],
         &["report", "fixed_rate", "--slo", "ttft:500", "--check"],
         &["report", "fixed_rate", "--slo", "nosuchfile.toml"],
+        &["report", "fixed_rate", "--slo-file", "bad.toml"],
         &["report", "fixed_rate", "--slo", "ttft:500@150%"],
         &[
             "report",
