@@ -29,19 +29,29 @@ use crate::exit::Exit;
   stormlog report --all --slo ttft:500@95% --check
   stormlog --db team.db sql \"SELECT run_id, requests FROM v_runs\"
 
-Exit statuses: 0 ok, 1 unexpected error (a bug), 2 usage, 3 findings, 4 a gate failed or could not
-be judged, 5 invalid input (a file, a run or a database that is not there or not right), 130
+--db PATH (before or after the command, or $STORMLOG_DB) picks the project database, ./stormlog.db \
+by default; only `ingest` and `runs delete` create or change it.
+
+Exit statuses: 0 ok, 1 unexpected error (a bug), 2 usage, 3 findings, 4 a gate failed or could \
+not be judged, 5 invalid input (a file, a run or a database that is not there or not right), 130 \
 interrupted."
 )]
 pub struct Cli {
     // Its id is DbArg's, so a value given here reaches the command's
     // `DbArg`: clap carries a global argument's value down to a subcommand
     // that declares the same id, the one given on the command line winning
-    // over a default or the environment.
-    /// The project database, before or after the command (default
-    /// ./stormlog.db, or $STORMLOG_DB); only `ingest` and `runs delete` create
-    /// or change it.
-    #[arg(long = "db", id = "db", global = true, value_name = "PATH")]
+    // over a default or the environment. Hidden: a global argument shows in
+    // every command's help, the drop-in `infer` ones included, which have no
+    // database; the commands with one show their own `--db`, and the
+    // top-level help says it works before the command.
+    /// The project database (default ./stormlog.db, or $STORMLOG_DB).
+    #[arg(
+        long = "db",
+        id = "db",
+        global = true,
+        value_name = "PATH",
+        hide = true
+    )]
     pub db: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,

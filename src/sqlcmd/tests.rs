@@ -363,6 +363,19 @@ fn check(
                 );
             }
         }
+        "p95 TTFT per case of every run, in plain SQL (window functions): the" => {
+            // The plain-SQL interpolation agrees with the report's to the
+            // three decimals the query rounds to.
+            let mut seen = 0;
+            for row in 0..r.len() {
+                let (run, case) = (r.s(row, "run_id"), r.s(row, "case_key"));
+                let want = reports[&run]["cases"][&case]["latency_ms"]["ttft_p95"].as_f64();
+                let want = want.map(|v| (v * 1000.0).round() / 1000.0);
+                assert_eq!(r.f(row, "ttft_p95_ms"), want, "{run} {case}");
+                seen += 1;
+            }
+            assert!(seen >= 20, "{seen}");
+        }
         "p95 TTFT per case of every run" => {
             let mut seen = 0;
             for row in 0..r.len() {
