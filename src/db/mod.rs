@@ -209,6 +209,9 @@ fn prepare(mut conn: Connection, path: &Path, mode: Mode) -> Result<Connection, 
         source,
     };
     conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
+    if mode == Mode::ReadWrite {
+        refuse_foreign(&conn, path)?;
+    }
     // Every stormlog connection speaks the same SQL, so a query from
     // docs/sql.md gives the report's figures wherever it runs.
     functions::register(&conn).map_err(open_err)?;
@@ -261,6 +264,33 @@ fn prepare(mut conn: Connection, path: &Path, mode: Mode) -> Result<Connection, 
         migrate(&mut conn, path, found)?;
     }
     Ok(conn)
+}
+
+/// Refuses a SQLite file another program made (schema objects but no
+/// stormlog `user_version`), before anything (WAL, page size, the schema)
+/// would change it. An empty file or a new one becomes a stormlog database.
+fn refuse_foreign(conn: &Connection, path: &Path) -> Result<(), DbError> {
+    let refusal = |e: rusqlite::Error| match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::NotADatabase) => DbError::NotStormlog {
+            path: path.to_owned(),
+        },
+        _ => DbError::Open {
+            path: path.to_owned(),
+            source: e,
+        },
+    };
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(refusal)?;
+    let objects: i64 = conn
+        .query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))
+        .map_err(refusal)?;
+    if version == 0 && objects > 0 {
+        return Err(DbError::NotStormlog {
+            path: path.to_owned(),
+        });
+    }
+    Ok(())
 }
 
 /// Switches the connection to WAL. Changing the journal mode takes an

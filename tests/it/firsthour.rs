@@ -121,6 +121,15 @@ fn defect_6_read_commands_leave_a_foreign_sqlite_file_unchanged() {
         );
         assert_eq!(listing(dir.path()), ["stormlog.db"], "{args:?}");
     }
+    // Nor does a writing command take it over.
+    let out = run_in(dir.path(), &["ingest", &example("fixed_rate.jsonl")]);
+    assert_eq!(code(&out), 5, "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("stormlog.db: not a stormlog database"));
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        before,
+        "ingest changed the file"
+    );
     // A file that is not SQLite at all: the same refusal, nothing touched.
     std::fs::write(&db, "[package]\nname = \"x\"\n").unwrap();
     let out = run_in(dir.path(), &["sql", "SELECT 1"]);
