@@ -20,6 +20,16 @@ pub fn for_people(text: &str) -> String {
         {
             out.push_str(&format!("  hint: {hint}\n"));
         }
+        // `  SLO NAME: unmeasurable (KEY: REASON)`, a case's line.
+        if let Some(hint) = body
+            .split_once(": unmeasurable (")
+            .filter(|(head, _)| head.trim_start().starts_with("SLO "))
+            .and_then(|(_, r)| r.strip_suffix(')'))
+            .and_then(|r| r.rsplit_once(": "))
+            .and_then(|(_, reason)| slo_hint(reason))
+        {
+            out.push_str(&format!("    hint: {hint}\n"));
+        }
     }
     out
 }
@@ -41,11 +51,26 @@ fn hint(reason: &str) -> Option<&'static str> {
         "clock_offset_required" | "clock_uncertainty_required" | "clock_flags_ambiguous" => {
             "for a server on another host, pass both --clock-offset-ns and --clock-uncertainty-ns"
         }
+        "clock_alignment_required" | "clock_alignment_from_another_run" => {
+            "the server's clock is another host's and the run records no alignment to it; pass \
+             --clock-offset-ns (server minus client, ns) and --clock-uncertainty-ns"
+        }
         "clock_offset_on_shared_clock" => {
             "the server shares the client's clock; drop --clock-offset-ns and --clock-uncertainty-ns"
         }
         "multiple_server_identities" | "undeclared_server_identity" => {
             "the telemetry holds more than one server; give each replica a --replica-id when collecting"
+        }
+        _ => return None,
+    })
+}
+
+/// What to do about a reason an SLO criterion could not be measured.
+fn slo_hint(reason: &str) -> Option<&'static str> {
+    Some(match reason {
+        "no_joined_span" => {
+            "server.* criteria need the run's vLLM spans: ingest the span file \
+             (`stormlog ingest --run RUN spans.jsonl`), or judge client.* criteria"
         }
         _ => return None,
     })
@@ -82,5 +107,11 @@ mod tests {
              process_rss_bytes (server_process): max recorded 31.6 MiB, 30 samples\n"
         );
         assert_eq!(for_people("no change\n"), "no change\n");
+        assert_eq!(
+            for_people("  SLO server_side: unmeasurable (server.ttft: no_joined_span)\n"),
+            "  SLO server_side: unmeasurable (server.ttft: no_joined_span)\n    hint: server.* \
+             criteria need the run's vLLM spans: ingest the span file (`stormlog ingest --run RUN \
+             spans.jsonl`), or judge client.* criteria\n"
+        );
     }
 }

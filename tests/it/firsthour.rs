@@ -578,3 +578,35 @@ fn the_readme_tour_runs_as_written() {
         }
     }
 }
+
+#[test]
+fn report_all_fits_100_columns_and_report_speaks_mib() {
+    let dir = project();
+    let policy = repo().join("examples/slo/interactive.toml");
+    let out = run_in(
+        dir.path(),
+        &["report", "--all", "--slo-file", policy.to_str().unwrap()],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    assert!(table.starts_with("policy interactive\nRUN "), "{table}");
+    for line in table.lines() {
+        assert!(
+            line.chars().count() <= 100,
+            "{} columns: {line}",
+            line.len()
+        );
+    }
+    // One row per case (7 in the 4 runs), its other targets on lines below.
+    assert_eq!(table.lines().filter(|l| l.ends_with("  met")).count(), 7);
+    let out = run_in(
+        dir.path(),
+        &["report", "telemetry_joined", "--direct-server"],
+    );
+    let report = text(&out.stdout);
+    assert!(
+        report.contains("max recorded 31.6 MiB, 30 samples"),
+        "{report}"
+    );
+    assert!(!report.contains(" bytes,"), "{report}");
+}
