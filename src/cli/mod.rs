@@ -67,6 +67,7 @@ pub struct DbArg {
     #[arg(
         long,
         env = "STORMLOG_DB",
+        hide_env_values = true,
         default_value = "stormlog.db",
         value_name = "PATH"
     )]

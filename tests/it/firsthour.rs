@@ -410,7 +410,12 @@ fn help_of_every_command() {
         &["infer", "collect-server"],
     ];
     for command in commands {
-        let out = bin().args(*command).arg("--help").output().unwrap();
+        let out = bin()
+            .args(*command)
+            .arg("--help")
+            .env("STORMLOG_DB", "not/shown.db")
+            .output()
+            .unwrap();
         assert_eq!(code(&out), 0, "{command:?}");
         let help = text(&out.stdout);
         assert!(help.contains("Example"), "{command:?} has no examples");
