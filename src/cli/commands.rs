@@ -124,7 +124,7 @@ pub struct RunsDeleteArgs {
     /// Delete without asking (on a terminal, stormlog asks first).
     #[arg(long, short = 'y')]
     pub yes: bool,
-    /// Run ids (see `stormlog runs`; a unique prefix will do).
+    /// Whole run ids (see `stormlog runs`; a prefix is only suggested back).
     #[arg(required = true, value_name = "RUN")]
     pub runs: Vec<String>,
 }
