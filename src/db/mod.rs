@@ -528,13 +528,33 @@ mod tests {
             .pragma_query_value(None, "journal_mode", |r| r.get(0))
             .unwrap();
         assert_eq!(journal, "wal");
+        // An older stormlog database, made with 4 KiB pages.
         let old = dir.path().join("old.db");
-        Connection::open(&old)
-            .unwrap()
-            .execute_batch("PRAGMA page_size = 4096; CREATE TABLE t (x);")
-            .unwrap();
+        let made = Connection::open(&old).unwrap();
+        made.execute_batch("PRAGMA page_size = 4096;").unwrap();
+        made.execute_batch(MIGRATIONS[0].1).unwrap();
+        made.pragma_update(None, "user_version", 1).unwrap();
+        drop(made);
         let conn = open(&old, Mode::ReadWrite).unwrap();
         assert_eq!(page_size(&conn), 4096);
+    }
+
+    #[test]
+    fn a_writing_command_refuses_another_programs_sqlite_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let theirs = dir.path().join("theirs.db");
+        Connection::open(&theirs)
+            .unwrap()
+            .execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);")
+            .unwrap();
+        let before = std::fs::read(&theirs).unwrap();
+        let err = open(&theirs, Mode::ReadWrite).unwrap_err();
+        assert!(matches!(err, DbError::NotStormlog { .. }), "{err}");
+        assert_eq!(std::fs::read(&theirs).unwrap(), before);
+        // An empty file becomes a project database.
+        let empty = dir.path().join("empty.db");
+        std::fs::write(&empty, "").unwrap();
+        assert!(open(&empty, Mode::ReadWrite).is_ok());
     }
 
     #[test]
