@@ -3,9 +3,12 @@
 //! The query comes from the argument, a file (`-f`) or stdin. Every
 //! statement is prepared and checked before any runs: one that would write
 //! (`INSERT`, `CREATE`, `PRAGMA x = y`, `VACUUM`, ...) or `ATTACH` another
-//! database refuses the whole query, and nothing runs. The connection is
-//! also opened read-only with `PRAGMA query_only`, so a statement the check
-//! misses still cannot change the file. The views of `migrations/0002` and
+//! database refuses the whole query, and nothing runs. The connection has
+//! `PRAGMA query_only` on (`db::read`), so a statement the check misses
+//! still cannot write a row. (It is not opened read-only at the file level:
+//! such a connection leaves a WAL database's `-wal` and `-shm` files behind.
+//! Where the directory cannot be written it is opened immutable, which is
+//! read-only.) The views of `migrations/0002` and
 //! the `percentile` aggregate of `db::functions` are there; docs/sql.md
 //! documents them with worked queries.
 pub mod format;
