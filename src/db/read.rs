@@ -34,16 +34,17 @@ pub fn open_for_reading(path: &Path) -> Result<Connection, DbError> {
     let plain = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
         | OpenFlags::SQLITE_OPEN_URI;
-    let conn = match Connection::open_with_flags(path, plain)
-        .and_then(|c| schema_version(&c).map(|v| (c, v)))
-    {
+    let conn = match Connection::open_with_flags(path, plain).and_then(|c| {
+        c.busy_timeout(super::BUSY_TIMEOUT)?;
+        schema_version(&c).map(|v| (c, v))
+    }) {
         Ok((conn, version)) => {
             check_version(path, &conn, version)?;
             conn
         }
         // The directory (or the file) cannot be written: the `-shm` file
         // cannot be made. An immutable reader needs none.
-        Err(first) if !wal_has_content(path) => {
+        Err(first) if cannot_write_beside(&first) && !wal_has_content(path) => {
             let conn = Connection::open_with_flags(immutable_uri(path), plain)
                 .map_err(|_| refusal(path, first))?;
             let version = schema_version(&conn).map_err(|e| refusal(path, e))?;
@@ -108,6 +109,15 @@ fn check_version(path: &Path, conn: &Connection, version: i64) -> Result<(), DbE
         });
     }
     Ok(())
+}
+
+/// Whether SQLite failed for want of writing a file (the `-shm` file, in a
+/// directory it cannot write), rather than for a lock or a broken file.
+fn cannot_write_beside(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::CannotOpen | rusqlite::ErrorCode::ReadOnly)
+    )
 }
 
 /// Whether `path`'s `-wal` file exists with transactions in it.
