@@ -118,6 +118,12 @@ pub enum RunsAction {
 }
 
 #[derive(Debug, Args)]
+pub struct MigrateArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+#[derive(Debug, Args)]
 pub struct RunsDeleteArgs {
     #[command(flatten)]
     pub db: DbArg,
@@ -226,6 +232,7 @@ pub fn run(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Result
     match command {
         Command::Ingest(a) => cmd_ingest(a, out, err),
         Command::Runs(a) => cmd_runs(a, out, err),
+        Command::Migrate(a) => cmd_migrate(a, out),
         Command::Compare(a) => cmd_compare(*a, false, out, err),
         Command::Infer {
             command: InferCommand::Compare(a),
@@ -332,10 +339,29 @@ fn refusal(e: IngestError) -> CliError {
     }
 }
 
+/// The database at `path` for a command that changes an existing one: never
+/// created (a missing one is the read commands' refusal), migrated if older.
+fn open_existing(path: &Path) -> Result<rusqlite::Connection> {
+    if !path.exists() {
+        return Err(DbError::Missing {
+            path: path.to_owned(),
+        }
+        .into());
+    }
+    Ok(db::open(path, Mode::ReadWrite)?)
+}
+
+fn cmd_migrate(a: MigrateArgs, out: &mut dyn Write) -> Result<Exit> {
+    let conn = open_existing(&a.db.db)?;
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(|e| CliError::new(Exit::Unexpected, format!("{}: {e}", a.db.db.display())))?;
+    writeln!(out, "{}: schema version {version}", a.db.db.display())?;
+    Ok(Exit::Ok)
+}
+
 fn cmd_runs_delete(a: RunsDeleteArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit> {
-    // A missing database has no runs: do not create one to say so.
-    drop(db::read::open_for_reading(&a.db.db)?);
-    let mut conn = db::open(&a.db.db, Mode::ReadWrite)?;
+    let mut conn = open_existing(&a.db.db)?;
     let ids: Vec<String> = a
         .runs
         .iter()

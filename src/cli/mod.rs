@@ -149,6 +149,14 @@ Without --db the arms are artifact files; with it (also before the command), sto
   stormlog collect-server --run-id r1 --pid 4242 --output server.jsonl --duration 600
   stormlog collect-server --run-id r1 --pid 4242 --output server.jsonl --no-gpu --db stormlog.db")]
     CollectServer(crate::collector::CollectArgs),
+    /// Bring the project database to this stormlog's schema version.
+    ///
+    /// Commands that only read refuse a database from an older stormlog
+    /// rather than change it; this applies the missing migrations (schema
+    /// only, in one transaction; no stored record changes).
+    #[command(after_help = "Example:
+  stormlog migrate --db old.db")]
+    Migrate(commands::MigrateArgs),
     /// Drop-in commands of the reference `stormlog infer`.
     #[command(after_help = "Examples:
   stormlog infer analyze examples/fixed_rate.jsonl --format json

@@ -80,7 +80,7 @@ pub enum DbError {
     Missing { path: PathBuf },
     #[error("{}: not a stormlog database (a SQLite file stormlog did not make, or not SQLite at all); nothing was changed: pass --db PATH to a project database", path.display())]
     NotStormlog { path: PathBuf },
-    #[error("{}: the database has schema version {found}, older than this stormlog's ({SCHEMA_VERSION}); a writing command (`stormlog ingest FILE`, `stormlog runs delete`) migrates it", path.display())]
+    #[error("{}: the database has schema version {found}, older than this stormlog's ({SCHEMA_VERSION}); `stormlog migrate --db {}` brings it up to date (read commands leave it as it is)", path.display(), path.display())]
     Older { path: PathBuf, found: i64 },
     #[error("'{name}' names {} runs ({}); give more of the run id", matches.len(), matches.join(", "))]
     AmbiguousRun { name: String, matches: Vec<String> },

@@ -408,6 +408,7 @@ fn help_of_every_command() {
         &["infer", "analyze"],
         &["infer", "compare"],
         &["infer", "collect-server"],
+        &["migrate"],
     ];
     for command in commands {
         let out = bin()
@@ -614,4 +615,40 @@ fn report_all_fits_100_columns_and_report_speaks_mib() {
         "{report}"
     );
     assert!(!report.contains(" bytes,"), "{report}");
+}
+
+#[test]
+fn an_older_database_is_read_only_after_stormlog_migrate() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("stormlog.db");
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        for sql in [
+            include_str!("../../migrations/0001_initial.sql"),
+            include_str!("../../migrations/0002_views.sql"),
+            include_str!("../../migrations/0003_requests_rowid.sql"),
+            include_str!("../../migrations/0004_request_packs.sql"),
+        ] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 4).unwrap();
+    }
+    let before = std::fs::read(&db).unwrap();
+    let out = run_in(dir.path(), &["sql", "SELECT 1"]);
+    assert_eq!(code(&out), 5);
+    assert!(
+        text(&out.stderr).contains("schema version 4, older than this stormlog's"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+    let out = run_in(dir.path(), &["migrate"]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("stormlog.db: schema version "));
+    let out = run_in(dir.path(), &["runs"]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    // A missing database is not made by migrate either.
+    let out = run_in(dir.path(), &["migrate", "--db", "other.db"]);
+    assert_eq!(code(&out), 5);
+    assert!(!dir.path().join("other.db").exists());
 }
