@@ -30,7 +30,7 @@ use crate::exit::Exit;
   stormlog --db team.db sql \"SELECT run_id, requests FROM v_runs\"
 
 --db PATH (before or after the command, or $STORMLOG_DB) picks the project database, ./stormlog.db \
-by default; only `ingest` and `runs delete` create or change it.
+by default; only `ingest`, `runs delete` and `migrate` create or change it.
 
 Exit statuses: 0 ok, 1 unexpected error (a bug), 2 usage, 3 findings, 4 a gate failed or could \
 not be judged, 5 invalid input (a file, a run or a database that is not there or not right), 130 \
@@ -62,8 +62,8 @@ pub struct Cli {
 #[derive(Debug, Args, Clone)]
 pub struct DbArg {
     /// The project database (default ./stormlog.db; also $STORMLOG_DB, and
-    /// accepted before the command). Only `ingest` and `runs delete` create or
-    /// change it.
+    /// accepted before the command). Only `ingest`, `runs delete` and
+    /// `migrate` create or change it.
     #[arg(
         long,
         env = "STORMLOG_DB",
