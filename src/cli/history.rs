@@ -37,7 +37,7 @@ weights, engine configuration or workload. docs/history.md has the details.";
 const CHECK_EXAMPLES: &str = "\
 Examples:
   stormlog history check nightly-42 --gate 'client.ttft.p90=non-inferiority:0.10'
-  stormlog history check nightly-42 --baseline since:2026-11-01 --gate 'client.*.p50=significant:0.05'
+  stormlog history check nightly-42 --baseline since:2026-11-01 --gate 'client.*.p50=significant:0'
   stormlog history check nightly-42 --baseline runs nightly-40,nightly-41 --allow-not-evaluable
 
 Exit status: 0 when every gate passes (or there are none), 4 when a gate fails

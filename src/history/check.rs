@@ -8,11 +8,16 @@
 use crate::compare::compat::{self, Compatibility, CONFIG, INCOMPATIBLE, UNVERIFIED};
 use crate::compare::dist::t_sf;
 use crate::compare::engine::RunSummary;
-use crate::compare::metrics::{default_metrics, fnmatch, MetricSpec};
+use serde_json::Value;
+
+use crate::compare::metrics::{
+    default_metrics, evidence_coverage, fnmatch, MetricSpec, RUN_MISSES,
+};
 use crate::compare::stats::{
     decide, t_quantile, verdict, Estimate, GateOutcome, GateRule, RunValue, FAIL, FRACTION_UNIT,
     LOG_RATIO, LOWER_IS_BETTER, MIN_GATE_PAIRS, NON_INFERIORITY, NOT_EVALUABLE,
 };
+use crate::pyjson::{get, str_form};
 
 /// How to check: the gates, the confidence and which cases.
 #[derive(Debug, Clone)]
@@ -173,30 +178,66 @@ pub fn check_case(
     })
 }
 
+/// A run's value of a metric in a case, and the reading's reason: why there
+/// is no value, or what weakens the one there is (`compare` blocks a gate on it).
 fn reading(
     spec: &MetricSpec,
     run: &RunSummary,
     case_id: &str,
 ) -> (Option<(f64, f64)>, Option<String>) {
-    match run.comparable_cases.get(case_id) {
-        None => (None, Some("case_missing".to_owned())),
-        Some(case) => {
-            let (value, reason) = spec.read(case);
-            match value.bounds() {
-                Some(b) => (Some(b), None),
-                None => (
-                    None,
-                    Some(reason.filter(|r| !r.is_empty()).unwrap_or_else(|| {
-                        if value == RunValue::Missing {
-                            "missing".to_owned()
-                        } else {
-                            "non_finite_value".to_owned()
-                        }
-                    })),
-                ),
-            }
+    let Some(case) = run.comparable_cases.get(case_id) else {
+        return (None, Some("case_missing".to_owned()));
+    };
+    let (value, reason) = spec.read(case);
+    let reason = reason.filter(|r| !r.is_empty());
+    match value.bounds() {
+        Some(b) => (Some(b), reason),
+        None if value == RunValue::Missing => {
+            (None, Some(reason.unwrap_or_else(|| "missing".into())))
         }
+        None => (
+            None,
+            Some(reason.unwrap_or_else(|| "non_finite_value".into())),
+        ),
     }
+}
+
+/// What keeps a gate from being judged even with values (`compare`'s
+/// `metric_blocker`): the first reason any run's reading gives (a fraction's
+/// unmeasurable runs aside), then, for an SLO metric, policies that differ
+/// or evidence below full coverage.
+fn metric_blocker(spec: &MetricSpec, case_id: &str, runs: &[&RunSummary]) -> Option<String> {
+    let mut reasons: Vec<String> = runs
+        .iter()
+        .filter_map(|r| reading(spec, r, case_id).1)
+        .filter(|r| spec.unit != FRACTION_UNIT || !RUN_MISSES.contains(&r.as_str()))
+        .collect();
+    reasons.sort();
+    if let Some(first) = reasons.into_iter().next() {
+        return Some(first);
+    }
+    if !spec.slo {
+        return None;
+    }
+    let cases: Vec<&Value> = runs
+        .iter()
+        .filter_map(|r| r.comparable_cases.get(case_id))
+        .collect();
+    let mut digests: Vec<String> = cases
+        .iter()
+        .map(|c| get(get(c, "slo"), "slo_digest"))
+        .filter(|d| !d.is_null())
+        .map(str_form)
+        .collect();
+    digests.sort();
+    digests.dedup();
+    if digests.len() > 1 {
+        return Some("slo_policy_differs".into());
+    }
+    cases
+        .iter()
+        .any(|c| evidence_coverage(c).is_none_or(|v| v < 1.0))
+        .then(|| "evidence_coverage_below_floor".into())
 }
 
 fn check_metric(
@@ -208,6 +249,12 @@ fn check_metric(
     blocked: Option<&str>,
 ) -> MetricCheck {
     let gate = rules.gate_for(&spec.name).cloned();
+    let mut everyone: Vec<&RunSummary> = baseline.to_vec();
+    everyone.push(run);
+    let blocker: Option<String> = blocked
+        .map(str::to_owned)
+        .or_else(|| metric_blocker(spec, case_id, &everyone));
+    let blocked = blocker.as_deref();
     let (value, reason) = reading(spec, run, case_id);
     let values: Vec<(f64, f64)> = baseline
         .iter()
@@ -224,7 +271,7 @@ fn check_metric(
         best: None,
         verdict: None,
         gate: None,
-        reason,
+        reason: reason.or_else(|| blocker.clone()),
     };
     let not_evaluable = |out: &mut MetricCheck, why: &str| {
         out.reason.get_or_insert_with(|| why.to_owned());
@@ -238,7 +285,7 @@ fn check_metric(
         return out;
     };
     if values.len() < 2 {
-        not_evaluable(&mut out, "insufficient_baseline_runs");
+        not_evaluable(&mut out, "insufficient_runs");
         return out;
     }
     let log = spec.scale == LOG_RATIO;
@@ -283,8 +330,8 @@ fn check_metric(
                 g,
             )
         } else if values.len() < needed {
-            out.reason = Some("insufficient_baseline_runs".into());
-            GateOutcome::new(NOT_EVALUABLE, Some("insufficient_baseline_runs"), g)
+            out.reason = Some("insufficient_runs".into());
+            GateOutcome::new(NOT_EVALUABLE, Some("insufficient_runs"), g)
         } else {
             let status = decide(&g.rule, g.budget, &worst, &best, spec.direction);
             GateOutcome::new(status, None, g)
@@ -352,4 +399,42 @@ pub fn gate_failed(cases: &[CaseCheck], allow_not_evaluable: bool) -> bool {
         .iter()
         .flat_map(CaseCheck::gates)
         .any(|(_, g)| g.status == FAIL || (g.status == NOT_EVALUABLE && !allow_not_evaluable))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prediction_interval_is_the_textbook_one() {
+        // Baseline 1, 2, 3 and a new value 5: mean 2, sd 1, se sqrt(4/3),
+        // t(0.975, 2) = 4.302653, so 3 +- 4.968276.
+        let e = prediction(5.0, &[1.0, 2.0, 3.0], false, 0.95, true);
+        assert_eq!(e.effect, Some(3.0));
+        let (lo, hi) = (e.lower.unwrap_or(f64::NAN), e.upper.unwrap_or(f64::NAN));
+        assert!((lo + 1.968_276).abs() < 1e-5, "{lo}");
+        assert!((hi - 7.968_276).abs() < 1e-5, "{hi}");
+        // One-sided p of t = 3 / 1.154701 = 2.598076 on 2 df.
+        assert!((e.p_worse.unwrap_or(f64::NAN) - 0.060_845).abs() < 1e-5);
+        // On the log scale the same numbers are ratios: e^3 - 1.
+        let x = prediction(
+            5f64.exp(),
+            &[1f64.exp(), 2f64.exp(), 3f64.exp()],
+            true,
+            0.95,
+            true,
+        );
+        assert!((x.effect.unwrap_or(f64::NAN) - 3f64.exp_m1()).abs() < 1e-9);
+        // Higher is better: the run being higher is not worse.
+        let up = prediction(5.0, &[1.0, 2.0, 3.0], false, 0.95, false);
+        assert!(up.p_worse.unwrap_or(f64::NAN) > 0.9);
+    }
+
+    #[test]
+    fn agreeing_baseline_runs_give_a_point_and_say_so() {
+        let e = prediction(2.0, &[1.0, 1.0, 1.0], false, 0.95, true);
+        assert_eq!((e.lower, e.upper), (Some(1.0), Some(1.0)));
+        assert_eq!(e.p_worse, None);
+        assert!(e.detail.is_some_and(|d| d.starts_with("zero_variance")));
+    }
 }

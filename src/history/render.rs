@@ -404,7 +404,11 @@ fn metric_row(case: &CaseCheck, m: &MetricCheck) -> Vec<String> {
             pct(e.and_then(|e| e.upper))
         ),
         m.verdict.as_ref().map_or_else(
-            || m.reason.as_deref().map_or("-".into(), |r| format!("- ({r})")),
+            || {
+                m.reason
+                    .as_deref()
+                    .map_or("-".into(), |r| format!("- ({r})"))
+            },
             |(d, t)| format!("{d} ({t})"),
         ),
         m.gate.as_ref().map_or("-".into(), |g| {
