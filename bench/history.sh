@@ -40,7 +40,8 @@ timed() { # times, label, command...: the median wall time of that many runs
   local walls=()
   for _ in $(seq 1 "$times"); do
     /usr/bin/time -f "%e %M" -o "$DATA/time.txt" "$@" > /dev/null || [ $? -eq 4 ]
-    read -r wall kb < "$DATA/time.txt"
+    # The last line: time writes "Command exited with non-zero status 4" above it.
+    read -r wall kb < <(tail -n 1 "$DATA/time.txt")
     walls+=("$wall")
   done
   local median

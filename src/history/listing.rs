@@ -29,12 +29,15 @@ pub struct SeriesShift {
     pub shift: Shift,
 }
 
+/// A run's headline figures, in `series::HEADLINE` order.
+pub type Figures = Vec<(&'static str, RunValue)>;
+
 /// One series with its runs' figures and its change points.
 #[derive(Debug, Clone)]
 pub struct SeriesListing {
     pub series: Series,
     /// `(run id, started at, figures)`, oldest first.
-    pub runs: Vec<(String, Option<i64>, Vec<(&'static str, RunValue)>)>,
+    pub runs: Vec<(String, Option<i64>, Figures)>,
     pub shifts: Vec<SeriesShift>,
 }
 

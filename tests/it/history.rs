@@ -119,10 +119,8 @@ fn make_run(run_id: &str, hours: i64, made: &Made) -> String {
                     record["decoding"]["extra_body"] = json!({"temperature": t});
                 }
             }
-            Some("infer.session") => {
-                if record["config"]["labels"].is_object() {
-                    record["config"]["labels"]["experiment"] = json!(made.experiment);
-                }
+            Some("infer.session") if record["config"]["labels"].is_object() => {
+                record["config"]["labels"]["experiment"] = json!(made.experiment);
             }
             _ => {}
         }
