@@ -46,10 +46,16 @@ fn figure(metric: &str, v: RunValue) -> String {
 
 /// A change on its scale: `+12.3%` for a ratio, `+0.0123` for a difference.
 fn change(scale: &str, x: Option<f64>) -> String {
-    match x {
-        None => "-".into(),
+    let shown = match x {
+        None => return "-".into(),
         Some(x) if scale == LOG_RATIO => format!("{:+.1}%", x * 100.0),
         Some(x) => format!("{x:+.4}"),
+    };
+    // A change that rounds to nothing has no sign.
+    if shown.trim_start_matches(['-', '+']).chars().all(|c| "0.%".contains(c)) {
+        shown.replacen('-', "+", 1)
+    } else {
+        shown
     }
 }
 

@@ -581,3 +581,35 @@ fn bad_flags_are_usage_errors() {
     let out = run_in(dir.path(), &["history", "check", "nope", "--db", "p.db"]);
     assert_eq!(out.status.code(), Some(5));
 }
+
+#[test]
+fn text_snapshots() {
+    let dir = tempfile::tempdir().unwrap();
+    shifted_history(dir.path());
+    let text = |args: &[&str]| {
+        let out = run_in(dir.path(), args);
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let listing = text(&["history", "--db", "p.db", "--metric", "client.e2e.*"]);
+    let check = text(&[
+        "history",
+        "check",
+        "r08",
+        "--db",
+        "p.db",
+        "--gate",
+        GATES[1],
+        "--gate",
+        GATES[3],
+        "--case",
+        "c2_in64_out16",
+    ]);
+    let csv = text(&[
+        "history", "check", "r08", "--db", "p.db", "--gate", GATES[1], "--format", "csv",
+    ]);
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!("history_listing", listing);
+        insta::assert_snapshot!("history_check", check);
+        insta::assert_snapshot!("history_check_csv", csv);
+    });
+}
