@@ -93,12 +93,15 @@ pub struct Incomparable {
     pub fields: Vec<String>,
 }
 
-/// Checks one case of `run` against `baseline` (earlier runs of its series).
+/// Checks one case of `run` against `baseline` (earlier runs of its series,
+/// or the runs the user `named`: one of those that is incompatible is an
+/// error, where a series' run is set aside).
 pub fn check_case(
     case_id: &str,
     run: &RunSummary,
     baseline: &[&RunSummary],
     rules: &Rules,
+    named: bool,
 ) -> Result<CaseCheck, Incomparable> {
     let mut kept: Vec<&RunSummary> = Vec::new();
     let mut set_aside = Vec::new();
@@ -119,21 +122,28 @@ pub fn check_case(
         }
         let c: Compatibility = compat::compatible(&b.fields, &run.fields, &rules.allow, CONFIG);
         if c.status == INCOMPATIBLE {
+            let fields: Vec<String> = c
+                .blocking
+                .iter()
+                .map(|d| {
+                    format!(
+                        "{} ({} vs {})",
+                        d.name,
+                        crate::pyjson::str_form(&d.a),
+                        crate::pyjson::str_form(&d.b)
+                    )
+                })
+                .collect();
+            // A series holds runs that match its first run; two of them may
+            // still differ where the first run's value is unknown.
+            if !named {
+                set_aside.push((name, format!("incompatible: {}", fields.join(", "))));
+                continue;
+            }
             return Err(Incomparable {
                 case_id: case_id.to_owned(),
                 baseline_run: name,
-                fields: c
-                    .blocking
-                    .iter()
-                    .map(|d| {
-                        format!(
-                            "{} ({} vs {})",
-                            d.name,
-                            crate::pyjson::str_form(&d.a),
-                            crate::pyjson::str_form(&d.b)
-                        )
-                    })
-                    .collect(),
+                fields,
             });
         }
         if c.status == UNVERIFIED {

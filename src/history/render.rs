@@ -52,7 +52,11 @@ fn change(scale: &str, x: Option<f64>) -> String {
         Some(x) => format!("{x:+.4}"),
     };
     // A change that rounds to nothing has no sign.
-    if shown.trim_start_matches(['-', '+']).chars().all(|c| "0.%".contains(c)) {
+    if shown
+        .trim_start_matches(['-', '+'])
+        .chars()
+        .all(|c| "0.%".contains(c))
+    {
         shown.replacen('-', "+", 1)
     } else {
         shown

@@ -184,7 +184,13 @@ pub fn check(source: &Source, config: &CheckConfig) -> Result<CheckResult, Histo
     let mut cases = Vec::new();
     for (case_id, key, runs) in &chosen {
         let baseline: Vec<&RunSummary> = runs.iter().map(|&i| summary_of(i)).collect();
-        let mut case = check::check_case(case_id, summary_of(target), &baseline, &rules)
+        let mut case = check::check_case(
+            case_id,
+            summary_of(target),
+            &baseline,
+            &rules,
+            matches!(config.baseline, BaselineArg::Runs(_)),
+        )
             .map_err(|e| {
                 HistoryError::Input(format!(
                     "case {}: run {} is not comparable with {target_id}: {}; pass --allow FIELD for a difference that is intended",

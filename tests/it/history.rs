@@ -23,6 +23,8 @@ struct Made {
     /// A decoding setting that changes the workload's spec digest.
     temperature: Option<f64>,
     experiment: &'static str,
+    /// Without the server's `/server_info` answer (no vllm_config known).
+    no_server_info: bool,
 }
 
 impl Default for Made {
@@ -32,6 +34,7 @@ impl Default for Made {
             max_num_seqs: 256,
             temperature: None,
             experiment: "exp-token-delay",
+            no_server_info: false,
         }
     }
 }
@@ -113,6 +116,11 @@ fn make_run(run_id: &str, hours: i64, made: &Made) -> String {
             Some("infer.server_probe") => {
                 record["answers"]["/version"] =
                     json!({"body": {"version": "0.11.0"}, "http_status": 200});
+                if made.no_server_info {
+                    if let Some(answers) = record["answers"].as_object_mut() {
+                        answers.remove("/server_info?config_format=json");
+                    }
+                }
             }
             Some("infer.workload") => {
                 if let Some(t) = made.temperature {
@@ -612,4 +620,47 @@ fn text_snapshots() {
         insta::assert_snapshot!("history_check", check);
         insta::assert_snapshot!("history_check_csv", csv);
     });
+}
+
+#[test]
+fn series_runs_that_differ_where_the_first_is_unknown_are_set_aside() {
+    let dir = tempfile::tempdir().unwrap();
+    let blind = Made {
+        no_server_info: true,
+        ..Made::default()
+    };
+    let narrow = Made {
+        max_num_seqs: 128,
+        ..Made::default()
+    };
+    let runs = vec![
+        ("u0".to_owned(), blind),
+        ("wide".to_owned(), Made::default()),
+        ("narrow".to_owned(), narrow),
+    ];
+    project(dir.path(), &runs);
+    let (doc, _) = json_of(dir.path(), &["history", "--db", "p.db", "--format", "json"]);
+    let series = doc["series"].as_array().unwrap();
+    assert_eq!(series.len(), 1, "{doc}");
+    assert_eq!(series[0]["comparability"], "unverified");
+    let (check, rc) = json_of(
+        dir.path(),
+        &[
+            "history", "check", "narrow", "--db", "p.db", "--format", "json", "--gate", GATES[1],
+        ],
+    );
+    assert_eq!(rc, 4);
+    let case = &check["cases"][0];
+    assert_eq!(case["baseline_runs"], json!(["u0"]));
+    assert_eq!(case["set_aside"][0]["run_id"], "wide");
+    let why = case["set_aside"][0]["reason"].as_str().unwrap();
+    assert!(
+        why.starts_with("incompatible: ") && why.contains("max_num_seqs"),
+        "{why}"
+    );
+    // Unverified comparability blocks the gate, as in compare.
+    assert_eq!(
+        metric(&check, "client.e2e.p50")["gate"]["reason"],
+        "unverified"
+    );
 }
