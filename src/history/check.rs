@@ -19,12 +19,11 @@ use crate::compare::stats::{
 };
 use crate::pyjson::{get, str_form};
 
-/// How to check: the gates, the confidence and which cases.
+/// How to check: the gates, the confidence and what may differ.
 #[derive(Debug, Clone)]
 pub struct Rules {
     pub gates: Vec<(String, GateRule)>,
     pub confidence: f64,
-    pub cases: Option<Vec<String>>,
     pub allow: Vec<String>,
 }
 

@@ -229,7 +229,6 @@ fn rules(config: &CheckConfig) -> Result<Rules, HistoryError> {
     Ok(Rules {
         gates,
         confidence: config.confidence,
-        cases: (!config.cases.is_empty()).then(|| config.cases.clone()),
         allow: config.allow.clone(),
     })
 }

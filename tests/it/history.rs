@@ -664,3 +664,45 @@ fn series_runs_that_differ_where_the_first_is_unknown_are_set_aside() {
         "unverified"
     );
 }
+
+#[test]
+fn attainment_is_judged_under_the_chosen_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    shifted_history(dir.path());
+    let (plain, _) = json_of(dir.path(), &["history", "--db", "p.db", "--format", "json"]);
+    assert_eq!(
+        plain["series"][0]["runs"][0]["figures"]["attainment"],
+        Value::Null
+    );
+    // TTFT under 13 ms: most requests before the shift, none after it.
+    let (judged, _) = json_of(
+        dir.path(),
+        &[
+            "history",
+            "--db",
+            "p.db",
+            "--format",
+            "json",
+            "--slo",
+            "ttft:13",
+            "--metric",
+            "attainment",
+        ],
+    );
+    let runs = judged["series"][0]["runs"].as_array().unwrap();
+    let attainment = |i: usize| runs[i]["figures"]["attainment"].as_f64().unwrap();
+    assert!(attainment(0) > 0.5 && attainment(11) == 0.0, "{runs:?}");
+    let changes = judged["series"][0]["change_points"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(
+        (
+            changes[0]["metric"].as_str(),
+            changes[0]["first_run"].as_str()
+        ),
+        (Some("attainment"), Some("r08"))
+    );
+    assert_eq!(changes[0]["scale"], "difference");
+    // A policy's entries are kept apart from the recorded policy's.
+    let (again, _) = json_of(dir.path(), &["history", "--db", "p.db", "--format", "json"]);
+    assert_eq!(again, plain);
+}
