@@ -176,7 +176,7 @@ pub fn check(source: &Source, config: &CheckConfig) -> Result<CheckResult, Histo
         }
     }
     let ids: Vec<String> = needed.iter().map(|&i| entries[i].run_id.clone()).collect();
-    let summaries = summaries(&conn, &ids, policy.as_ref())?;
+    let summaries = summaries(&conn, &ids, policy.as_ref(), Records::All)?;
     let summary_of = |i: usize| -> &RunSummary {
         let at = needed.iter().position(|&n| n == i).unwrap_or(0);
         &summaries[at]
@@ -288,7 +288,7 @@ fn load_entries(
     // A few runs at a time: each is read on this thread, analyzed in parallel.
     for chunk in missing.chunks(32) {
         let ids: Vec<String> = chunk.iter().map(|&i| rows[i].run_id.clone()).collect();
-        let built = summaries(conn, &ids, policy)?;
+        let built = summaries(conn, &ids, policy, Records::WithoutRequests)?;
         let mut kept = Vec::new();
         for (&i, summary) in chunk.iter().zip(&built) {
             let entry = Entry::from_summary(summary);
@@ -313,20 +313,50 @@ struct Loaded {
     artifact: String,
 }
 
-/// Full summaries of stored runs, as `compare --db` builds them: each run's
+/// Which of a run's records a summary is built from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Records {
+    /// Every record, as `compare --db` exports them.
+    All,
+    /// All but the per-request records (requests, dispatches, first
+    /// contents), for an entry: what a summary takes from the records (fields,
+    /// labels, sessions, run state) is in the others, and the requests are
+    /// most of a run. The report, built from the whole run, gives the figures.
+    WithoutRequests,
+}
+
+const PER_REQUEST: [&str; 3] = ["infer.request", "infer.dispatch", "infer.first_content"];
+
+/// Summaries of stored runs, as `compare --db` builds them: each run's
 /// report rebuilt under the policy, and its records exported back.
 fn summaries(
     conn: &rusqlite::Connection,
     ids: &[String],
     policy: Option<&Policy>,
+    records: Records,
 ) -> Result<Vec<RunSummary>, HistoryError> {
     let mut loaded = Vec::with_capacity(ids.len());
     for id in ids {
+        let artifact = match records {
+            Records::All => db::runs::export_artifact(conn, id)?,
+            Records::WithoutRequests => {
+                let mut out = String::new();
+                for (_, record) in db::store::raw_records(conn, id)? {
+                    let kind = crate::pyjson::get(&record, "event_type").as_str();
+                    if kind.is_some_and(|k| PER_REQUEST.contains(&k)) {
+                        continue;
+                    }
+                    out.push_str(&crate::pyjson::dumps_compact(&record));
+                    out.push('\n');
+                }
+                out
+            }
+        };
         loaded.push(Loaded {
             run_id: id.clone(),
             data: db::store::load_run(conn, id)?,
             spans: db::store::attached_spans(conn, id)?,
-            artifact: db::runs::export_artifact(conn, id)?,
+            artifact,
         });
     }
     loaded
@@ -406,6 +436,37 @@ pub fn since_ns(text: &str) -> Result<i64, HistoryError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn an_entry_built_without_the_request_records_is_the_full_summarys() {
+        let cases = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/conformance/cases");
+        let mut conn = db::open_memory().unwrap();
+        let files = [
+            "compare_config/baseline_b1.jsonl",
+            "closed_matrix/artifact.jsonl",
+            "failures/artifact.jsonl",
+            "interrupted/artifact.jsonl",
+            "slo_file/artifact.jsonl",
+            "shared_prefix/artifact.jsonl",
+        ];
+        let mut ids = Vec::new();
+        for f in files {
+            let done =
+                crate::ingest::ingest_path(&mut conn, &cases.join(f), &Default::default()).unwrap();
+            ids.push(done.run_id);
+        }
+        for judged in [None, policy(&["ttft:20".to_owned()]).unwrap()] {
+            let full = summaries(&conn, &ids, judged.as_ref(), Records::All).unwrap();
+            let lean = summaries(&conn, &ids, judged.as_ref(), Records::WithoutRequests).unwrap();
+            for (a, b) in full.iter().zip(&lean) {
+                assert_eq!(Entry::from_summary(a), Entry::from_summary(b), "{}", a.name);
+                let kept = Entry::from_json(&Entry::from_summary(a).to_json());
+                assert_eq!(kept.as_ref(), Some(&Entry::from_summary(a)), "{}", a.name);
+            }
+        }
+    }
 
     #[test]
     fn since_reads_dates_and_times_in_utc() {
