@@ -35,18 +35,20 @@ import sqlite3, sys
 c = sqlite3.connect(sys.argv[1]); c.execute("DELETE FROM history_entries"); c.commit()
 PY
 
-timed() { # times, label, command...: the median wall time of that many runs
+timed() { # times, label, command...: the median wall time of that many runs, and each run's CPU time
+  # (user + system: on a shared machine the wall time is mostly waiting for a core)
   local times=$1 label=$2; shift 2
-  local walls=()
+  local walls=() cpus=()
   for _ in $(seq 1 "$times"); do
-    /usr/bin/time -f "%e %M" -o "$DATA/time.txt" "$@" > /dev/null || [ $? -eq 4 ]
+    /usr/bin/time -f "%e %M %U %S" -o "$DATA/time.txt" "$@" > /dev/null || [ $? -eq 4 ]
     # The last line: time writes "Command exited with non-zero status 4" above it.
-    read -r wall kb < <(tail -n 1 "$DATA/time.txt")
+    read -r wall kb user sys < <(tail -n 1 "$DATA/time.txt")
     walls+=("$wall")
+    cpus+=("$(python3 -c "print(f'{$user + $sys:.2f}')")")
   done
   local median
   median=$(printf '%s\n' "${walls[@]}" | sort -g | sed -n "$(( (times + 1) / 2 ))p")
-  printf '%-58s %6.2f s %6d MB   (runs: %s s)\n' "$label" "$median" "$((kb / 1024))" "${walls[*]}"
+  printf '%-52s %6.2f s %6d MB   (wall: %s s; cpu: %s s)\n' "$label" "$median" "$((kb / 1024))" "${walls[*]}" "${cpus[*]}"
 }
 
 last=$(printf 'night-%05d' $((N - 1)))
