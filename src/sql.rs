@@ -53,6 +53,8 @@ query!(INSERT_SYSTEM_SAMPLES, "ingest/insert_system_samples");
 query!(INSERT_VLLM_SCRAPES, "ingest/insert_vllm_scrapes");
 query!(INSERT_VLLM_SPANS, "ingest/insert_vllm_spans");
 query!(INSERT_WORKLOADS, "ingest/insert_workloads");
+query!(HISTORY_ENTRIES, "history/entries");
+query!(HISTORY_STORE_ENTRY, "history/store_entry");
 query!(LOAD_ATTACHED_SPANS, "load/attached_spans");
 query!(LOAD_CACHE_STATES, "load/cache_states");
 query!(LOAD_CLOCK_ALIGNMENTS, "load/clock_alignments");
@@ -117,6 +119,8 @@ pub const ALL: &[Query] = &[
     INSERT_VLLM_SCRAPES,
     INSERT_VLLM_SPANS,
     INSERT_WORKLOADS,
+    HISTORY_ENTRIES,
+    HISTORY_STORE_ENTRY,
     LOAD_ATTACHED_SPANS,
     LOAD_CACHE_STATES,
     LOAD_CLOCK_ALIGNMENTS,

@@ -242,6 +242,7 @@ pub fn run(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Result
             exit: e.exit(),
             message: e.to_string(),
         }),
+        Command::History(a) => super::history::run(a, out),
         Command::Export(a) => cmd_export(a, out),
         Command::Report(a) => cmd_report(a, out, err),
         Command::Analyze(a)

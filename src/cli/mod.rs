@@ -1,6 +1,7 @@
 //! Command-line parsing and dispatch: clap types, and the mapping of errors to
 //! exit statuses. The work itself lives in the library modules.
 pub mod commands;
+pub mod history;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -130,6 +131,12 @@ policy without targets, no case.")]
 
 Without --db the arms are artifact files; with it (also before the command), stored run ids.")]
     Compare(Box<crate::compare::CompareArgs>),
+    /// Series of comparable runs over time, their change points, and a run checked against them.
+    ///
+    /// Runs group into series as `compare` decides comparability; each run is
+    /// listed with its headline figures. `history check RUN` judges a run
+    /// against earlier runs of its series and exits 4 when a gate fails.
+    History(history::HistoryArgs),
     /// Ask the project database anything in SQL (read-only).
     ///
     /// The query comes as an argument, from a file (-f), or from stdin. Views

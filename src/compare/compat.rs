@@ -359,6 +359,11 @@ fn covers(allowance: &str, name: &str) -> bool {
         || name.starts_with(&format!("{allowance}."))
 }
 
+/// Whether one of the `--allow` names covers a field, as `compatible` decides it.
+pub fn allowed_by(allowed: &[String], name: &str) -> bool {
+    allowed.iter().any(|a| covers(&allowance(a), name))
+}
+
 fn known(item: Option<&RunField>) -> bool {
     item.is_some_and(RunField::known)
 }

@@ -400,32 +400,40 @@ fn segment(text: &str) -> Result<(String, f64, f64), CompareError> {
     Ok((name.to_owned(), number(start, &flag)?, number(end, &flag)?))
 }
 
+/// One `--gate METRIC=RULE:BUDGET` flag, checked as the reference checks it.
+pub fn gate_flag(
+    text: &str,
+    min_complete_blocks: Option<i64>,
+) -> Result<(String, GateRule), CompareError> {
+    let (metric, rest) = text.split_once('=').unwrap_or((text, ""));
+    let (rule, budget) = rest.split_once(':').unwrap_or((rest, ""));
+    let unit = metrics::metric_unit(metric);
+    let flag = format!("--gate '{text}'");
+    if metric.is_empty() || rule.is_empty() || budget.is_empty() {
+        return Err(CompareError::usage(format!(
+            "{flag}: use METRIC=RULE:BUDGET"
+        )));
+    }
+    let Some(unit) = unit else {
+        return Err(CompareError::usage(format!(
+            "{flag}: '{metric}' names no metric, or metrics in different units"
+        )));
+    };
+    let amount = number(budget, &flag)?;
+    if let Some(vacuous) = metrics::vacuous_budget(metric, amount) {
+        return Err(CompareError::usage(format!("{flag}: {vacuous}")));
+    }
+    Ok((
+        metric.to_owned(),
+        GateRule::new(rule, amount, unit, min_complete_blocks)?,
+    ))
+}
+
 /// The comparison spec the flags describe, checked as the reference checks it.
 pub fn comparison_spec(args: &CompareArgs) -> Result<Spec, CompareError> {
     let mut gates = Vec::new();
     for text in &args.gate {
-        let (metric, rest) = text.split_once('=').unwrap_or((text, ""));
-        let (rule, budget) = rest.split_once(':').unwrap_or((rest, ""));
-        let unit = metrics::metric_unit(metric);
-        let flag = format!("--gate '{text}'");
-        if metric.is_empty() || rule.is_empty() || budget.is_empty() {
-            return Err(CompareError::usage(format!(
-                "{flag}: use METRIC=RULE:BUDGET"
-            )));
-        }
-        let Some(unit) = unit else {
-            return Err(CompareError::usage(format!(
-                "{flag}: '{metric}' names no metric, or metrics in different units"
-            )));
-        };
-        let amount = number(budget, &flag)?;
-        if let Some(vacuous) = metrics::vacuous_budget(metric, amount) {
-            return Err(CompareError::usage(format!("{flag}: {vacuous}")));
-        }
-        gates.push((
-            metric.to_owned(),
-            GateRule::new(rule, amount, unit, args.min_complete_blocks)?,
-        ));
+        gates.push(gate_flag(text, args.min_complete_blocks)?);
     }
     let mut fallbacks = Vec::new();
     for text in &args.fallback {

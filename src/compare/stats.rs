@@ -924,7 +924,8 @@ fn bad(estimate: &Estimate, direction: &str) -> Option<(f64, f64, f64)> {
     })
 }
 
-fn decide(
+/// A gate rule's decision on an interval: `worst` for non-inferiority, `best` otherwise.
+pub fn decide(
     rule: &str,
     budget: f64,
     worst: &Estimate,
@@ -947,7 +948,13 @@ fn decide(
     }
 }
 
-fn verdict(worst: &Estimate, best: &Estimate, direction: &str, tolerance: f64) -> (String, String) {
+/// Which way the metric moved, and whether beyond the tolerance.
+pub fn verdict(
+    worst: &Estimate,
+    best: &Estimate,
+    direction: &str,
+    tolerance: f64,
+) -> (String, String) {
     let (Some(bb), Some(bw)) = (bad(best, direction), bad(worst, direction)) else {
         return ("undetermined".into(), "undetermined".into());
     };

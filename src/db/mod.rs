@@ -5,6 +5,7 @@
 //! in one transaction. A database written by a newer stormlog is refused.
 //! Every connection gets stormlog's SQL functions (`functions`).
 pub mod functions;
+pub mod history;
 pub mod pack;
 pub mod raw;
 pub mod read;
@@ -15,7 +16,9 @@ pub mod tables;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::OpenFlags;
+/// An open project database: the handle callers above `db` pass back to it.
+pub use rusqlite::Connection;
 
 use crate::sql::Query;
 
@@ -40,6 +43,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0005_views_ms",
         include_str!("../../migrations/0005_views_ms.sql"),
+    ),
+    (
+        "0006_history_entries",
+        include_str!("../../migrations/0006_history_entries.sql"),
     ),
 ];
 
