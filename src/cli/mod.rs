@@ -1,6 +1,7 @@
 //! Command-line parsing and dispatch: clap types, and the mapping of errors to
 //! exit statuses. The work itself lives in the library modules.
 pub mod commands;
+pub mod slo;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -72,6 +73,9 @@ pub enum Command {
     /// Runs on the inference host for the length of a profile; stops on
     /// --duration, SIGINT/SIGTERM, the process ending or the GPU identity changing.
     CollectServer(crate::collector::CollectArgs),
+    /// SLO questions of stored runs: attainment curves, the tightest
+    /// threshold met, the binding criterion, capacity, verdict changes.
+    Slo(slo::SloArgs),
     /// Drop-in commands of the reference `stormlog infer`.
     Infer {
         #[command(subcommand)]

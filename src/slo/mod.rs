@@ -21,6 +21,7 @@ pub mod flags;
 pub mod judge;
 pub mod policy;
 pub mod select;
+pub mod sweep;
 
 #[cfg(test)]
 pub(crate) mod tests;

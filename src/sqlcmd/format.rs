@@ -146,7 +146,7 @@ fn table(rs: &ResultSet, out: &mut dyn Write) -> io::Result<()> {
 }
 
 /// One CSV field, quoted when it holds a comma, a quote or a line break.
-fn csv_field(s: &str) -> String {
+pub(crate) fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

@@ -1,0 +1,399 @@
+//! `stormlog slo …`: clap types for the SLO questions asked of stored runs,
+//! turned into the plain configs of `ops::slo` (docs/slo.md).
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+
+use super::commands::{cli_policy, write_file, CliError};
+use super::DbArg;
+use crate::exit::Exit;
+use crate::ops::slo::{self as ops, render, Selection, SloOpsError};
+use crate::slo::{Policy, PolicySource};
+
+type Result<T> = std::result::Result<T, CliError>;
+
+impl From<SloOpsError> for CliError {
+    fn from(e: SloOpsError) -> Self {
+        CliError::new(e.exit, e.message)
+    }
+}
+
+const EXAMPLES: &str = "\
+Examples:
+  stormlog slo curve RUN --criterion ttft --range 10:500:50 --format csv
+  stormlog slo curve RUN --criterion ttft --thresholds 50,100,200 --joint --slo policy.toml
+  stormlog slo frontier --all --target 0.99 --criterion ttft --criterion e2e
+  stormlog slo binding RUN --slo ttft:200 --slo e2e:2000
+  stormlog slo capacity RUN1 RUN2 --slo policy.toml --load rate
+  stormlog slo diff RUN --slo ttft:150 --against ttft:200 --format csv -o flips.csv
+
+Definitions and a worked example: docs/slo.md.";
+
+/// SLO questions of stored runs, answered from their requests.
+#[derive(Debug, Args)]
+#[command(after_help = EXAMPLES)]
+pub struct SloArgs {
+    #[command(subcommand)]
+    pub command: SloCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SloCommand {
+    /// Attainment as a function of a criterion's threshold, per case.
+    ///
+    /// A point at T is exactly the case's per-criterion figure under
+    /// `report RUN --slo KEY:T`: every offered request counts, failures and
+    /// drops as misses, unknowns as the gap between the two bounds.
+    #[command(after_help = EXAMPLES)]
+    Curve(CurveArgs),
+    /// The smallest threshold whose attainment (lower bound) reaches a target.
+    ///
+    /// With an order-statistic confidence interval for it, or `unreachable`
+    /// with the reason when failures or unknowns alone keep attainment below.
+    #[command(after_help = EXAMPLES)]
+    Frontier(FrontierArgs),
+    /// Which criterion binds: each one's attainment beside the joint one.
+    ///
+    /// Also the joint attainment without each criterion, and how far each
+    /// limit can tighten or loosen before the case's verdict changes.
+    #[command(after_help = EXAMPLES)]
+    Binding(BindingArgs),
+    /// The highest offered load that meets every attainment target.
+    ///
+    /// Over sweeps of cases that share a workload and differ in arrival rate
+    /// or concurrency; says none_pass, all_pass or not_monotone instead of
+    /// guessing.
+    #[command(after_help = EXAMPLES)]
+    Capacity(CapacityArgs),
+    /// Requests whose verdict differs between two policies.
+    ///
+    /// Counted per case and criterion (request ids with --format json or
+    /// csv), with the attainment and verdict under each policy.
+    #[command(after_help = EXAMPLES)]
+    Diff(DiffArgs),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum OutFormat {
+    Txt,
+    Json,
+    Csv,
+}
+
+/// What every `slo` command reads and writes.
+#[derive(Debug, Args)]
+pub struct Common {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Run ids (see `stormlog runs`; a unique prefix will do).
+    #[arg(value_name = "RUN", required_unless_present = "all")]
+    pub runs: Vec<String>,
+    /// Every stored run.
+    #[arg(long, conflicts_with = "runs")]
+    pub all: bool,
+    /// Only cases whose id matches PATTERN (`*` any characters, `?` one).
+    #[arg(long, value_name = "PATTERN")]
+    pub case: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "txt")]
+    pub format: OutFormat,
+    /// Write the result to FILE (parent directories are created).
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// A policy as `report` takes it.
+#[derive(Debug, Args, Clone, Default)]
+pub struct PolicyArgs {
+    /// An SLO criterion KEY:MS (repeatable), or a policy file; default: each
+    /// run's recorded policy.
+    #[arg(long, value_name = "KEY:MS")]
+    pub slo: Vec<String>,
+    /// An SLO policy file (JSON or TOML).
+    #[arg(long = "slo-file", value_name = "FILE")]
+    pub slo_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CurveArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// The criterion whose threshold moves (repeatable: one curve each), as
+    /// `--slo` names it: ttft, e2e, tpot, server.queue…
+    #[arg(long, value_name = "KEY", required = true)]
+    pub criterion: Vec<String>,
+    /// Thresholds in ms, comma-separated.
+    #[arg(long, value_name = "MS,MS,…", conflicts_with = "range")]
+    pub thresholds: Option<String>,
+    /// N thresholds from LO to HI ms (N defaults to 25). Without --thresholds
+    /// or --range: 25 from the smallest to the largest observed value.
+    #[arg(long, value_name = "LO:HI[:N]")]
+    pub range: Option<String>,
+    /// Space --range's thresholds geometrically.
+    #[arg(long, requires = "range")]
+    pub log: bool,
+    /// Also give the joint attainment when the criterion moves and the
+    /// policy's others (--slo/--slo-file, else the recorded one) stay.
+    #[arg(long)]
+    pub joint: bool,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct FrontierArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// The attainment to reach, as a share in (0, 1], e.g. 0.99.
+    #[arg(long, value_name = "P")]
+    pub target: f64,
+    /// Criteria (repeatable); default: every per-request criterion some
+    /// successful request of the run has a value for.
+    #[arg(long, value_name = "KEY")]
+    pub criterion: Vec<String>,
+    /// Coverage of the threshold's interval, in (0, 1).
+    #[arg(long, value_name = "C", default_value_t = 0.95)]
+    pub confidence: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct BindingArgs {
+    #[command(flatten)]
+    pub common: Common,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum LoadArg {
+    Rate,
+    Concurrency,
+    Auto,
+}
+
+#[derive(Debug, Args)]
+pub struct CapacityArgs {
+    #[command(flatten)]
+    pub common: Common,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// Which workload field is the load: the arrival rate, the concurrency,
+    /// or the rate where a case has one and the concurrency otherwise.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub load: LoadArg,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    #[command(flatten)]
+    pub common: Common,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// The policy to compare against: KEY:MS (repeatable) or a policy file;
+    /// default: each run's recorded policy.
+    #[arg(long, value_name = "KEY:MS")]
+    pub against: Vec<String>,
+}
+
+pub fn run(a: SloArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Result<Exit> {
+    let (text, output) = match a.command {
+        SloCommand::Curve(c) => (curve(&c)?, c.common.output),
+        SloCommand::Frontier(c) => (frontier(&c)?, c.common.output),
+        SloCommand::Binding(c) => (binding(&c)?, c.common.output),
+        SloCommand::Capacity(c) => (capacity(&c)?, c.common.output),
+        SloCommand::Diff(c) => (diff(&c)?, c.common.output),
+    };
+    match output {
+        Some(path) => {
+            write_file(&path, &text)?;
+            writeln!(out, "Results saved to: {}", path.display())?;
+        }
+        None => out.write_all(text.as_bytes())?,
+    }
+    Ok(Exit::Ok)
+}
+
+fn selection(c: &Common) -> Selection {
+    Selection {
+        db: c.db.db.clone(),
+        runs: c.runs.clone(),
+        all: c.all,
+        case: c.case.clone(),
+    }
+}
+
+fn format(c: &Common) -> render::Format {
+    match c.format {
+        OutFormat::Txt => render::Format::Txt,
+        OutFormat::Json => render::Format::Json,
+        OutFormat::Csv => render::Format::Csv,
+    }
+}
+
+fn given(p: &PolicyArgs) -> Result<Option<(Policy, PolicySource)>> {
+    cli_policy(&p.slo, p.slo_file.as_deref())
+}
+
+/// The policy for one run, or an error naming the run without one.
+fn required(
+    data: &crate::model::RunData,
+    given: Option<&(Policy, PolicySource)>,
+) -> ops::Result<(Policy, PolicySource)> {
+    ops::policy_for(data, given)?.ok_or_else(|| {
+        SloOpsError::usage(format!(
+            "run {} has no recorded SLO policy; pass --slo KEY:MS or --slo-file FILE",
+            data.run_id
+        ))
+    })
+}
+
+fn keys(names: &[String]) -> Result<Vec<crate::slo::CriterionKey>> {
+    Ok(names
+        .iter()
+        .map(|n| ops::parse_key(n))
+        .collect::<ops::Result<Vec<_>>>()?)
+}
+
+fn curve(a: &CurveArgs) -> Result<String> {
+    let thresholds = match (&a.thresholds, &a.range) {
+        (Some(t), _) => Some(ops::curve::Thresholds::parse_list(t)?),
+        (None, Some(r)) => Some(ops::curve::Thresholds::parse_range(r, a.log)?),
+        _ => None,
+    };
+    let criteria = keys(&a.criterion)?;
+    let given = given(&a.policy)?;
+    if given.is_some() && !a.joint {
+        return Err(CliError::new(
+            Exit::Usage,
+            "--slo/--slo-file on curve is the joint policy: add --joint",
+        ));
+    }
+    let sel = selection(&a.common);
+    let mut curves = Vec::new();
+    ops::each_run(&sel, |data, spans| {
+        let joint = if a.joint {
+            Some(required(data, given.as_ref())?)
+        } else {
+            None
+        };
+        let cfg = ops::curve::CurveConfig {
+            criteria: criteria.clone(),
+            thresholds: thresholds.clone(),
+            joint,
+        };
+        let view = ops::RunView::new(data, spans, sel.case.as_deref());
+        curves.extend(ops::curve::curves(&view, &cfg));
+        Ok(())
+    })?;
+    Ok(render::curves(&curves, format(&a.common)))
+}
+
+fn frontier(a: &FrontierArgs) -> Result<String> {
+    if !(a.target > 0.0 && a.target <= 1.0) {
+        return Err(CliError::new(
+            Exit::Usage,
+            format!(
+                "--target {}: expected a share in (0, 1], such as 0.99",
+                a.target
+            ),
+        ));
+    }
+    if !(a.confidence > 0.0 && a.confidence < 1.0) {
+        return Err(CliError::new(
+            Exit::Usage,
+            format!(
+                "--confidence {}: expected a share in (0, 1), such as 0.95",
+                a.confidence
+            ),
+        ));
+    }
+    let criteria = keys(&a.criterion)?;
+    let sel = selection(&a.common);
+    let mut rows = Vec::new();
+    ops::each_run(&sel, |data, spans| {
+        let view = ops::RunView::new(data, spans, sel.case.as_deref());
+        let criteria = if criteria.is_empty() {
+            ops::frontier::measured_criteria(&view)
+        } else {
+            criteria.clone()
+        };
+        let cfg = ops::frontier::FrontierConfig {
+            target: a.target,
+            criteria,
+            confidence: a.confidence,
+        };
+        rows.extend(ops::frontier::frontiers(&view, &cfg));
+        Ok(())
+    })?;
+    Ok(render::frontiers(&rows, format(&a.common)))
+}
+
+fn binding(a: &BindingArgs) -> Result<String> {
+    let given = given(&a.policy)?;
+    let sel = selection(&a.common);
+    let mut rows = Vec::new();
+    ops::each_run(&sel, |data, spans| {
+        let (policy, source) = required(data, given.as_ref())?;
+        let view = ops::RunView::new(data, spans, sel.case.as_deref());
+        rows.extend(ops::binding::bindings(&view, &policy, source));
+        Ok(())
+    })?;
+    Ok(render::bindings(&rows, format(&a.common)))
+}
+
+fn capacity(a: &CapacityArgs) -> Result<String> {
+    let given = given(&a.policy)?;
+    let load = match a.load {
+        LoadArg::Rate => ops::capacity::Load::Rate,
+        LoadArg::Concurrency => ops::capacity::Load::Concurrency,
+        LoadArg::Auto => ops::capacity::Load::Auto,
+    };
+    let sel = selection(&a.common);
+    let mut points = Vec::new();
+    ops::each_run(&sel, |data, spans| {
+        let (policy, source) = required(data, given.as_ref())?;
+        if policy.attainment_target.is_none()
+            && policy
+                .criteria
+                .iter()
+                .all(|c| c.attainment_target.is_none())
+        {
+            return Err(SloOpsError::usage(format!(
+                "policy {} sets no attainment target, so no load can meet or miss it; give one \
+                 in a policy file (attainment_target = 0.99)",
+                policy.name
+            )));
+        }
+        let view = ops::RunView::new(data, spans, sel.case.as_deref());
+        points.extend(ops::capacity::points(&view, &policy, source, load));
+        Ok(())
+    })?;
+    Ok(render::capacities(
+        &ops::capacity::sweeps(points),
+        format(&a.common),
+    ))
+}
+
+fn diff(a: &DiffArgs) -> Result<String> {
+    let slo = given(&a.policy)?.ok_or_else(|| {
+        CliError::new(
+            Exit::Usage,
+            "slo diff needs the new policy: --slo KEY:MS or --slo-file FILE",
+        )
+    })?;
+    let against = if a.against.is_empty() {
+        None
+    } else {
+        Some(crate::slo::policy_from_flags(&a.against)?)
+    };
+    let sel = selection(&a.common);
+    let mut rows = Vec::new();
+    ops::each_run(&sel, |data, spans| {
+        let against = required(data, against.as_ref())?;
+        let view = ops::RunView::new(data, spans, sel.case.as_deref());
+        rows.extend(ops::diff::diffs(&view, &slo, &against));
+        Ok(())
+    })?;
+    Ok(render::diffs(&rows, format(&a.common)))
+}
