@@ -9,3 +9,4 @@ mod compare;
 mod conformance;
 mod database;
 mod slo;
+mod slo_questions;
