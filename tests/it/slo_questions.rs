@@ -410,3 +410,65 @@ fn diff_flips_are_the_difference_of_the_reports_counts() {
     }
     assert!(flipped > 20, "only {flipped} flip groups");
 }
+
+#[test]
+fn binding_slack_is_where_the_reports_verdict_changes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut moved = 0;
+    for s in stored_runs(tmp.path()) {
+        let view = RunView::new(&s.data, &s.spans, None);
+        let mut policy = with_target(flags(&["ttft:20".into(), "e2e:60".into()]), 0.8);
+        policy.criteria[0].attainment_target = Some(0.9);
+        let verdict = |p: &Policy, case: &str| {
+            view.judge(p, PolicySource::Flags)
+                .into_iter()
+                .find(|j| j.case_id == case)
+                .unwrap()
+                .verdict()
+        };
+        for b in stormlog::ops::slo::binding::bindings(&view, &policy, PolicySource::Flags) {
+            let (_, reqs) = view.cases.iter().find(|(k, _)| *k == b.case).unwrap();
+            let lowest = b
+                .criteria
+                .iter()
+                .filter_map(|c| c.attainment_lower)
+                .fold(f64::INFINITY, f64::min);
+            for c in &b.criteria {
+                let key = CriterionKey::from_key(&c.criterion).unwrap();
+                assert_eq!(
+                    b.binding.contains(&c.criterion),
+                    c.attainment_lower == Some(lowest)
+                );
+                let rest = stormlog::slo::sweep::without(&policy, key);
+                let alone = view.judge(&rest, PolicySource::Flags);
+                let w = &alone.iter().find(|j| j.case_id == b.case).unwrap().slo;
+                assert_eq!(w["attainment_lower"].as_f64(), c.joint_without_lower);
+                // Every value the verdict could change at.
+                let mut bp = Column::marginal(key, reqs, &view.spans()).breakpoints();
+                bp.extend(Column::joint(key, &rest, reqs, &view.spans()).breakpoints());
+                bp.sort_by(f64::total_cmp);
+                bp.dedup();
+                let at =
+                    |x: f64| verdict(&stormlog::slo::sweep::with_limit(&policy, key, x), &b.case);
+                let below = |x: f64| {
+                    let prev = bp.iter().rev().find(|v| **v < x).copied().unwrap_or(0.0);
+                    (prev + x) / 2.0
+                };
+                let what = format!("{} {} {}", s.name, b.case, c.criterion);
+                if let Some(h) = c.holds_down_to_ms.filter(|h| *h > 0.0) {
+                    assert_eq!(at(h), b.verdict, "{what}");
+                    if below(h) > 0.0 {
+                        assert_ne!(at(below(h)), b.verdict, "{what}: below {h}");
+                    }
+                    moved += 1;
+                }
+                if let Some(x) = c.changes_at_ms {
+                    assert_ne!(at(x), b.verdict, "{what}: at {x}");
+                    assert_eq!(at(below(x)), b.verdict, "{what}: below {x}");
+                    moved += 1;
+                }
+            }
+        }
+    }
+    assert!(moved > 20, "only {moved} verdict changes found");
+}
