@@ -472,3 +472,138 @@ fn binding_slack_is_where_the_reports_verdict_changes() {
     }
     assert!(moved > 20, "only {moved} verdict changes found");
 }
+
+/// The bundled example, through the command line: the CSV columns the
+/// issue fixes, JSON that parses, `-o`, `--case`, and usage errors.
+#[test]
+fn the_command_line_on_the_bundled_example() {
+    use crate::common::run_in;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let db = tmp.path().join("ex.db");
+    let db = db.to_str().unwrap();
+    let example = root.join("examples/fixed_rate.jsonl");
+    let out = run_in(
+        tmp.path(),
+        &["ingest", "--db", db, example.to_str().unwrap()],
+    );
+    assert!(out.status.success());
+    let run = |args: &[&str]| {
+        let mut argv = vec!["slo"];
+        argv.extend_from_slice(&args[..1]);
+        argv.extend(["--db", db]);
+        argv.extend_from_slice(&args[1..]);
+        run_in(tmp.path(), &argv)
+    };
+    let text = |o: &std::process::Output| String::from_utf8_lossy(&o.stdout).into_owned();
+
+    let o = run(&[
+        "curve",
+        "fixed_rate",
+        "--criterion",
+        "ttft",
+        "--thresholds",
+        "10,12,15",
+        "--case",
+        "*out8",
+        "--format",
+        "csv",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        text(&o),
+        "run_id,case,criterion,threshold_ms,pass,fail,unknown,not_applicable,attainment_lower,attainment_upper\n\
+         fixed_rate,fixed60_in48_out8,client.ttft,10,23,27,0,0,0.46,0.46\n\
+         fixed_rate,fixed60_in48_out8,client.ttft,12,47,3,0,0,0.94,0.94\n\
+         fixed_rate,fixed60_in48_out8,client.ttft,15,50,0,0,0,1,1\n"
+    );
+    let o = run(&[
+        "frontier",
+        "--all",
+        "--target",
+        "0.9",
+        "--criterion",
+        "ttft",
+        "--format",
+        "csv",
+    ]);
+    let t = text(&o);
+    assert!(t.starts_with("run_id,case,criterion,target,threshold_ms,lower_ms,upper_ms,status\n"));
+    assert_eq!(t.lines().count(), 3);
+    assert!(t.lines().skip(1).all(|l| l.ends_with(",reached")));
+
+    let policy = root.join("examples/slo/interactive.toml");
+    let policy = policy.to_str().unwrap();
+    for sub in ["binding", "capacity"] {
+        let o = run(&[sub, "fixed_rate", "--slo", policy, "--format", "json"]);
+        assert!(
+            o.status.success(),
+            "{sub}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v.as_array().unwrap().len(), 2, "{sub}");
+    }
+    let file = tmp.path().join("out/diff.json");
+    let o = run(&[
+        "diff",
+        "fixed_rate",
+        "--slo",
+        "ttft:12",
+        "--against",
+        "ttft:15",
+        "--format",
+        "json",
+        "-o",
+        file.to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    assert!(text(&o).starts_with("Results saved to: "));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let flips = |i: usize| {
+        v[i]["verdict_flips"][0]["request_ids"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!((flips(0), flips(1)), (1, 3));
+
+    // Usage errors exit 2 and say what to do.
+    for (args, msg) in [
+        (
+            vec!["frontier", "fixed_rate", "--target", "1.5"],
+            "expected a share in (0, 1]",
+        ),
+        (
+            vec!["curve", "fixed_rate", "--criterion", "itl"],
+            "client.itl does not exist",
+        ),
+        (
+            vec![
+                "curve",
+                "fixed_rate",
+                "--criterion",
+                "ttft",
+                "--range",
+                "9:3",
+            ],
+            "LO must not exceed HI",
+        ),
+        (
+            vec!["binding", "fixed_rate"],
+            "has no recorded SLO policy; pass --slo",
+        ),
+        (
+            vec!["capacity", "fixed_rate", "--slo", "ttft:10"],
+            "sets no attainment target",
+        ),
+    ] {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(msg),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
