@@ -607,3 +607,17 @@ fn the_command_line_on_the_bundled_example() {
         );
     }
 }
+
+#[test]
+fn slo_help_snapshots() {
+    for (name, args) in [
+        ("slo_help", vec!["slo", "--help"]),
+        ("slo_curve_help", vec!["slo", "curve", "--help"]),
+    ] {
+        let out = crate::common::bin().args(&args).output().unwrap();
+        assert!(out.status.success());
+        insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
+            insta::assert_snapshot!(name, String::from_utf8(out.stdout).unwrap());
+        });
+    }
+}
