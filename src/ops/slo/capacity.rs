@@ -225,6 +225,7 @@ pub fn capacity(kind: &'static str, workload: Value, mut points: Vec<LoadPoint>)
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
