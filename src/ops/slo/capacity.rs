@@ -78,11 +78,13 @@ pub fn case_load(
         .as_array()?
         .iter()
         .find(|c| pyjson::get(c, "case_id").as_str() == Some(case))?;
-    let rate = pyjson::real(pyjson::get(
+    // A load that is not a finite number cannot be placed in a sweep.
+    let finite = |v: Option<f64>| v.filter(|x| x.is_finite());
+    let rate = finite(pyjson::real(pyjson::get(
         pyjson::get(entry, "arrival"),
         "rate_per_second",
-    ));
-    let concurrency = pyjson::real(pyjson::get(entry, "concurrency"));
+    )));
+    let concurrency = finite(pyjson::real(pyjson::get(entry, "concurrency")));
     let (kind, value) = match load {
         Load::Rate => ("rate", rate?),
         Load::Concurrency => ("concurrency", concurrency?),

@@ -50,6 +50,11 @@ impl Thresholds {
             Some(n) => n.trim().parse::<usize>().map_err(|_| bad())?,
             None => 25,
         };
+        if n > MAX_POINTS {
+            return Err(SloOpsError::usage(format!(
+                "--range {s}: at most {MAX_POINTS} thresholds"
+            )));
+        }
         if hi < lo || n == 0 || (n == 1 && hi != lo) {
             return Err(SloOpsError::usage(format!(
                 "--range {s}: LO must not exceed HI, and N must be at least 2 (1 when LO = HI)"
@@ -82,6 +87,9 @@ impl Thresholds {
         }
     }
 }
+
+/// More thresholds than any plot has pixels for.
+const MAX_POINTS: usize = 1_000_000;
 
 fn threshold(x: &str, flag: &str) -> Result<f64> {
     match x.parse::<f64>() {
