@@ -8,8 +8,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use super::commands::{cli_policy, write_file, CliError};
 use super::DbArg;
 use crate::exit::Exit;
-use crate::ops::slo::{self as ops, render, Selection, SloOpsError};
-use crate::slo::{Policy, PolicySource};
+use crate::ops::slo::{self as ops, render, runs, Selection, SloOpsError};
 
 type Result<T> = std::result::Result<T, CliError>;
 
@@ -231,21 +230,8 @@ fn format(c: &Common) -> render::Format {
     }
 }
 
-fn given(p: &PolicyArgs) -> Result<Option<(Policy, PolicySource)>> {
+fn given(p: &PolicyArgs) -> Result<runs::Given> {
     cli_policy(&p.slo, p.slo_file.as_deref())
-}
-
-/// The policy for one run, or an error naming the run without one.
-fn required(
-    data: &crate::model::RunData,
-    given: Option<&(Policy, PolicySource)>,
-) -> ops::Result<(Policy, PolicySource)> {
-    ops::policy_for(data, given)?.ok_or_else(|| {
-        SloOpsError::usage(format!(
-            "run {} has no recorded SLO policy; pass --slo KEY:MS or --slo-file FILE",
-            data.run_id
-        ))
-    })
 }
 
 fn keys(names: &[String]) -> Result<Vec<crate::slo::CriterionKey>> {
@@ -269,110 +255,35 @@ fn curve(a: &CurveArgs) -> Result<String> {
             "--slo/--slo-file on curve is the joint policy: add --joint",
         ));
     }
-    let sel = selection(&a.common);
-    let mut curves = Vec::new();
-    ops::each_run(&sel, |data, spans| {
-        let joint = if a.joint {
-            Some(required(data, given.as_ref())?)
-        } else {
-            None
-        };
-        let cfg = ops::curve::CurveConfig {
-            criteria: criteria.clone(),
-            thresholds: thresholds.clone(),
-            joint,
-        };
-        let view = ops::RunView::new(data, spans, sel.case.as_deref());
-        curves.extend(ops::curve::curves(&view, &cfg));
-        Ok(())
-    })?;
+    let joint = a.joint.then_some(given);
+    let curves = runs::curves(
+        &selection(&a.common),
+        &criteria,
+        thresholds.as_ref(),
+        joint.as_ref(),
+    )?;
     Ok(render::curves(&curves, format(&a.common)))
 }
 
 fn frontier(a: &FrontierArgs) -> Result<String> {
-    if !(a.target > 0.0 && a.target <= 1.0) {
-        return Err(CliError::new(
-            Exit::Usage,
-            format!(
-                "--target {}: expected a share in (0, 1], such as 0.99",
-                a.target
-            ),
-        ));
-    }
-    if !(a.confidence > 0.0 && a.confidence < 1.0) {
-        return Err(CliError::new(
-            Exit::Usage,
-            format!(
-                "--confidence {}: expected a share in (0, 1), such as 0.95",
-                a.confidence
-            ),
-        ));
-    }
     let criteria = keys(&a.criterion)?;
-    let sel = selection(&a.common);
-    let mut rows = Vec::new();
-    ops::each_run(&sel, |data, spans| {
-        let view = ops::RunView::new(data, spans, sel.case.as_deref());
-        let criteria = if criteria.is_empty() {
-            ops::frontier::measured_criteria(&view)
-        } else {
-            criteria.clone()
-        };
-        let cfg = ops::frontier::FrontierConfig {
-            target: a.target,
-            criteria,
-            confidence: a.confidence,
-        };
-        rows.extend(ops::frontier::frontiers(&view, &cfg));
-        Ok(())
-    })?;
+    let rows = runs::frontiers(&selection(&a.common), a.target, &criteria, a.confidence)?;
     Ok(render::frontiers(&rows, format(&a.common)))
 }
 
 fn binding(a: &BindingArgs) -> Result<String> {
-    let given = given(&a.policy)?;
-    let sel = selection(&a.common);
-    let mut rows = Vec::new();
-    ops::each_run(&sel, |data, spans| {
-        let (policy, source) = required(data, given.as_ref())?;
-        let view = ops::RunView::new(data, spans, sel.case.as_deref());
-        rows.extend(ops::binding::bindings(&view, &policy, source));
-        Ok(())
-    })?;
+    let rows = runs::bindings(&selection(&a.common), &given(&a.policy)?)?;
     Ok(render::bindings(&rows, format(&a.common)))
 }
 
 fn capacity(a: &CapacityArgs) -> Result<String> {
-    let given = given(&a.policy)?;
     let load = match a.load {
         LoadArg::Rate => ops::capacity::Load::Rate,
         LoadArg::Concurrency => ops::capacity::Load::Concurrency,
         LoadArg::Auto => ops::capacity::Load::Auto,
     };
-    let sel = selection(&a.common);
-    let mut points = Vec::new();
-    ops::each_run(&sel, |data, spans| {
-        let (policy, source) = required(data, given.as_ref())?;
-        if policy.attainment_target.is_none()
-            && policy
-                .criteria
-                .iter()
-                .all(|c| c.attainment_target.is_none())
-        {
-            return Err(SloOpsError::usage(format!(
-                "policy {} sets no attainment target, so no load can meet or miss it; give one \
-                 in a policy file (attainment_target = 0.99)",
-                policy.name
-            )));
-        }
-        let view = ops::RunView::new(data, spans, sel.case.as_deref());
-        points.extend(ops::capacity::points(&view, &policy, source, load));
-        Ok(())
-    })?;
-    Ok(render::capacities(
-        &ops::capacity::sweeps(points),
-        format(&a.common),
-    ))
+    let sweeps = runs::capacities(&selection(&a.common), &given(&a.policy)?, load)?;
+    Ok(render::capacities(&sweeps, format(&a.common)))
 }
 
 fn diff(a: &DiffArgs) -> Result<String> {
@@ -387,13 +298,6 @@ fn diff(a: &DiffArgs) -> Result<String> {
     } else {
         Some(crate::slo::policy_from_flags(&a.against)?)
     };
-    let sel = selection(&a.common);
-    let mut rows = Vec::new();
-    ops::each_run(&sel, |data, spans| {
-        let against = required(data, against.as_ref())?;
-        let view = ops::RunView::new(data, spans, sel.case.as_deref());
-        rows.extend(ops::diff::diffs(&view, &slo, &against));
-        Ok(())
-    })?;
+    let rows = runs::diffs(&selection(&a.common), &slo, &against)?;
     Ok(render::diffs(&rows, format(&a.common)))
 }

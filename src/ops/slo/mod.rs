@@ -15,6 +15,7 @@ pub mod curve;
 pub mod diff;
 pub mod frontier;
 pub mod render;
+pub mod runs;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
