@@ -21,7 +21,7 @@ impl From<SloOpsError> for CliError {
 const EXAMPLES: &str = "\
 Examples:
   stormlog slo curve RUN --criterion ttft --range 10:500:50 --format csv
-  stormlog slo curve RUN --criterion ttft --thresholds 50,100,200 --joint --slo policy.toml
+  stormlog slo curve RUN --criterion ttft --thresholds 50,100,200 --joint policy.toml
   stormlog slo frontier --all --target 0.99 --criterion ttft --criterion e2e
   stormlog slo binding RUN --slo ttft:200 --slo e2e:2000
   stormlog slo capacity RUN1 RUN2 --slo policy.toml --load rate
@@ -133,11 +133,10 @@ pub struct CurveArgs {
     #[arg(long, requires = "range")]
     pub log: bool,
     /// Also give the joint attainment when the criterion moves and the
-    /// policy's others (--slo/--slo-file, else the recorded one) stay.
-    #[arg(long)]
-    pub joint: bool,
-    #[command(flatten)]
-    pub policy: PolicyArgs,
+    /// policy's other criteria stay: KEY:MS (repeatable), a policy file, or
+    /// `recorded` for each run's recorded policy.
+    #[arg(long, value_name = "POLICY")]
+    pub joint: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -248,14 +247,11 @@ fn curve(a: &CurveArgs) -> Result<String> {
         _ => None,
     };
     let criteria = keys(&a.criterion)?;
-    let given = given(&a.policy)?;
-    if given.is_some() && !a.joint {
-        return Err(CliError::new(
-            Exit::Usage,
-            "--slo/--slo-file on curve is the joint policy: add --joint",
-        ));
-    }
-    let joint = a.joint.then_some(given);
+    let joint: Option<runs::Given> = match a.joint.as_slice() {
+        [] => None,
+        [one] if one == "recorded" => Some(None),
+        flags => Some(Some(crate::slo::policy_from_flags(flags)?)),
+    };
     let curves = runs::curves(
         &selection(&a.common),
         &criteria,

@@ -591,7 +591,7 @@ fn the_command_line_on_the_bundled_example() {
         ),
         (
             vec!["binding", "fixed_rate"],
-            "has no recorded SLO policy; pass --slo",
+            "has no recorded SLO policy; give one",
         ),
         (
             vec!["capacity", "fixed_rate", "--slo", "ttft:10"],
@@ -620,4 +620,61 @@ fn slo_help_snapshots() {
             insta::assert_snapshot!(name, String::from_utf8(out.stdout).unwrap());
         });
     }
+}
+
+#[test]
+fn diff_against_the_recorded_policy() {
+    use stormlog::ops::slo::{runs, Selection};
+    let tmp = tempfile::tempdir().unwrap();
+    let stored = stored_runs(tmp.path());
+    let s = stored.iter().find(|s| s.name == "slo_recorded").unwrap();
+    let sel = Selection {
+        db: tmp.path().join("slo_recorded.db"),
+        all: true,
+        ..Default::default()
+    };
+    // The recorded policy is ttft:25, e2e:70: against itself nothing moves.
+    let same = (
+        flags(&["ttft:25".into(), "e2e:70".into()]),
+        PolicySource::Flags,
+    );
+    for d in runs::diffs(&sel, &same, &None).unwrap() {
+        assert!(d.verdict_flips.is_empty() && d.criteria.iter().all(|c| c.flips.is_empty()));
+        assert_eq!(d.slo.digest, d.against.digest);
+    }
+    // Tighter TTFT: only pass -> fail, as many as the report's counts differ by.
+    let tighter = (
+        flags(&["ttft:15".into(), "e2e:70".into()]),
+        PolicySource::Flags,
+    );
+    let view = RunView::new(&s.data, &s.spans, None);
+    let base = view.judge(&same.0, same.1);
+    let mut moved = 0;
+    for d in runs::diffs(&sel, &tighter, &None).unwrap() {
+        let ttft = &d.criteria[0];
+        assert!(ttft
+            .flips
+            .iter()
+            .all(|f| (f.from, f.to) == ("pass", "fail")));
+        let before = base.iter().find(|j| j.case_id == d.case).unwrap();
+        let pass = before.slo["per_criterion"]["client.ttft"]["pass"]
+            .as_u64()
+            .unwrap() as usize;
+        assert_eq!(ttft.against_pass, pass);
+        moved += ttft.against_pass - ttft.slo_pass;
+    }
+    assert!(moved > 0);
+    // No policy recorded and none given: a usage error naming the run.
+    let sel = Selection {
+        db: tmp.path().join("fixed_rate.db"),
+        all: true,
+        ..Default::default()
+    };
+    let e = runs::diffs(&sel, &tighter, &None).unwrap_err();
+    assert_eq!(e.exit, stormlog::exit::Exit::Usage);
+    assert!(
+        e.message.contains("has no recorded SLO policy"),
+        "{}",
+        e.message
+    );
 }

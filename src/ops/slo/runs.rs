@@ -14,7 +14,7 @@ pub type Given = Option<(Policy, PolicySource)>;
 pub fn required(data: &RunData, given: &Given) -> Result<(Policy, PolicySource)> {
     policy_for(data, given.as_ref())?.ok_or_else(|| {
         SloOpsError::usage(format!(
-            "run {} has no recorded SLO policy; pass --slo KEY:MS or --slo-file FILE",
+            "run {} has no recorded SLO policy; give one on the command line (KEY:MS or a policy file)",
             data.run_id
         ))
     })
