@@ -155,8 +155,8 @@ pub fn frontier(column: &Column, target: f64, confidence: f64) -> Frontier {
     }
     f.threshold_ms = Some(c.values[count - 1]);
     if let Some((j, k)) = order_ranks(m, count as f64 / m as f64, confidence) {
-        f.lower_ms = (j >= 1).then(|| c.values[j - 1]);
-        f.upper_ms = (k <= m).then(|| c.values[k - 1]);
+        f.lower_ms = j.checked_sub(1).and_then(|i| c.values.get(i)).copied();
+        f.upper_ms = k.checked_sub(1).and_then(|i| c.values.get(i)).copied();
     }
     f
 }

@@ -158,9 +158,10 @@ pub fn policy_for(
     Ok(selected.policy.zip(selected.source))
 }
 
-/// Calls `work` on every selected run in order. One thread reads runs (its
-/// own connection) while this one works on the previous, at most two runs
-/// in memory at a time. A run that cannot be read is an error.
+/// Calls `work` on every selected run in order. One thread reads the next
+/// run (its own connection) while this one works on the current; the hand
+/// over waits for both, so at most two runs are in memory at a time. A run
+/// that cannot be read is an error.
 pub fn each_run(
     sel: &Selection,
     mut work: impl FnMut(&RunData, &[Value]) -> Result<()>,
@@ -184,7 +185,7 @@ pub fn each_run(
     drop(conn);
     let path = sel.db.clone();
     type Loaded = Result<(RunData, Vec<Value>)>;
-    let (send, recv) = std::sync::mpsc::sync_channel::<Loaded>(1);
+    let (send, recv) = std::sync::mpsc::sync_channel::<Loaded>(0);
     let reader = std::thread::spawn(move || {
         let conn = match db::open(&path, Mode::ReadOnly) {
             Ok(c) => c,
