@@ -189,7 +189,8 @@ pub struct DiffArgs {
     #[command(flatten)]
     pub policy: PolicyArgs,
     /// The policy to compare against: KEY:MS (repeatable) or a policy file;
-    /// default: each run's recorded policy.
+    /// default: each run's recorded policy (--slo then defaults to nothing:
+    /// give at least one of the two).
     #[arg(long, value_name = "KEY:MS")]
     pub against: Vec<String>,
 }
@@ -283,12 +284,7 @@ fn capacity(a: &CapacityArgs) -> Result<String> {
 }
 
 fn diff(a: &DiffArgs) -> Result<String> {
-    let slo = given(&a.policy)?.ok_or_else(|| {
-        CliError::new(
-            Exit::Usage,
-            "slo diff needs the new policy: --slo KEY:MS or --slo-file FILE",
-        )
-    })?;
+    let slo = given(&a.policy)?;
     let against = if a.against.is_empty() {
         None
     } else {

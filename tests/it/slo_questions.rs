@@ -638,7 +638,7 @@ fn diff_against_the_recorded_policy() {
         flags(&["ttft:25".into(), "e2e:70".into()]),
         PolicySource::Flags,
     );
-    for d in runs::diffs(&sel, &same, &None).unwrap() {
+    for d in runs::diffs(&sel, &Some(same.clone()), &None).unwrap() {
         assert!(d.verdict_flips.is_empty() && d.criteria.iter().all(|c| c.flips.is_empty()));
         assert_eq!(d.slo.digest, d.against.digest);
     }
@@ -650,7 +650,7 @@ fn diff_against_the_recorded_policy() {
     let view = RunView::new(&s.data, &s.spans, None);
     let base = view.judge(&same.0, same.1);
     let mut moved = 0;
-    for d in runs::diffs(&sel, &tighter, &None).unwrap() {
+    for d in runs::diffs(&sel, &Some(tighter.clone()), &None).unwrap() {
         let ttft = &d.criteria[0];
         assert!(ttft
             .flips
@@ -664,13 +664,23 @@ fn diff_against_the_recorded_policy() {
         moved += ttft.against_pass - ttft.slo_pass;
     }
     assert!(moved > 0);
+    // The other way round: the recorded policy is the new one.
+    for d in runs::diffs(&sel, &None, &Some(tighter.clone())).unwrap() {
+        let ttft = &d.criteria[0];
+        assert!(ttft
+            .flips
+            .iter()
+            .all(|f| (f.from, f.to) == ("fail", "pass")));
+    }
+    let e = runs::diffs(&sel, &None, &None).unwrap_err();
+    assert_eq!(e.exit, stormlog::exit::Exit::Usage);
     // No policy recorded and none given: a usage error naming the run.
     let sel = Selection {
         db: tmp.path().join("fixed_rate.db"),
         all: true,
         ..Default::default()
     };
-    let e = runs::diffs(&sel, &tighter, &None).unwrap_err();
+    let e = runs::diffs(&sel, &Some(tighter.clone()), &None).unwrap_err();
     assert_eq!(e.exit, stormlog::exit::Exit::Usage);
     assert!(
         e.message.contains("has no recorded SLO policy"),

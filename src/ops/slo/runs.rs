@@ -117,17 +117,19 @@ pub fn capacities(
     Ok(capacity::sweeps(points))
 }
 
-/// `slo diff`: `against` None compares with each run's recorded policy.
-pub fn diffs(
-    sel: &Selection,
-    slo: &(Policy, PolicySource),
-    against: &Given,
-) -> Result<Vec<diff::CaseDiff>> {
+/// `slo diff`: either policy None is each run's recorded one (not both).
+pub fn diffs(sel: &Selection, slo: &Given, against: &Given) -> Result<Vec<diff::CaseDiff>> {
+    if slo.is_none() && against.is_none() {
+        return Err(SloOpsError::usage(
+            "slo diff compares two policies: give --slo, --against or both (the one left out is \
+             each run's recorded policy)",
+        ));
+    }
     let mut out = Vec::new();
     each_run(sel, |data, spans| {
-        let against = required(data, against)?;
+        let (slo, against) = (required(data, slo)?, required(data, against)?);
         let view = RunView::new(data, spans, sel.case.as_deref());
-        out.extend(diff::diffs(&view, slo, &against));
+        out.extend(diff::diffs(&view, &slo, &against));
         Ok(())
     })?;
     Ok(out)
