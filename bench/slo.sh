@@ -20,18 +20,20 @@ mkdir -p "$DATA"
 cargo build --profile "$PROFILE" --locked -q
 OURS=target/$PROFILE/stormlog
 
-timed() { # label, command...: median wall time and peak RSS of REPEAT runs
+# CPU time (user + sys) beside the wall time: on a shared machine the wall
+# time waits for the cores, the CPU time much less so.
+timed() { # label, command...: median wall and CPU time and peak RSS of REPEAT runs
   local label=$1; shift
-  local walls=() mbs=()
+  local walls=() cpus=() mbs=()
   for _ in $(seq 1 "$REPEAT"); do
-    /usr/bin/time -f "%e %M" -o "$DATA/time.txt" "$@" > /dev/null
-    read -r wall kb < "$DATA/time.txt"
-    walls+=("$wall") mbs+=("$((kb / 1024))")
+    /usr/bin/time -f "%e %U %S %M" -o "$DATA/time.txt" "$@" > /dev/null
+    read -r wall user sys kb < "$DATA/time.txt"
+    walls+=("$wall") cpus+=("$(echo "$user + $sys" | bc)") mbs+=("$((kb / 1024))")
   done
   local mid=$(( (REPEAT + 1) / 2 ))
-  printf '%-58s %6.2f s %6d MB   (runs: %s s)\n' "$label" \
-    "$(printf '%s\n' "${walls[@]}" | sort -g | sed -n "${mid}p")" \
-    "$(printf '%s\n' "${mbs[@]}" | sort -g | sed -n "${mid}p")" "${walls[*]}"
+  med() { printf '%s\n' "$@" | sort -g | sed -n "${mid}p"; }
+  printf '%-58s %6.2f s wall %6.2f s CPU %6d MB   (walls: %s)\n' "$label" \
+    "$(med "${walls[@]}")" "$(med "${cpus[@]}")" "$(med "${mbs[@]}")" "${walls[*]}"
 }
 
 echo "== one run of $N requests ($PROFILE build)"
