@@ -688,3 +688,62 @@ fn diff_against_the_recorded_policy() {
         e.message
     );
 }
+
+/// The check as the issue words it, through the command line: `slo curve
+/// --format json` against `report RUN --slo KEY:T --format json` on a run
+/// with failures and unknowns.
+#[test]
+fn curve_json_equals_report_json_through_the_command_line() {
+    use crate::common::run_in;
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("f.db");
+    let db = db.to_str().unwrap();
+    let artifact = fixtures().join("cases/failures/artifact.jsonl");
+    assert!(run_in(
+        tmp.path(),
+        &["ingest", "--db", db, artifact.to_str().unwrap()]
+    )
+    .status
+    .success());
+    let thresholds = ["0.5", "12", "15.5", "20", "400"];
+    for key in ["client.ttft", "client.tpot", "client.e2e_from_intended"] {
+        let out = run_in(
+            tmp.path(),
+            &[
+                "slo",
+                "curve",
+                "--db",
+                db,
+                "failures",
+                "--criterion",
+                key,
+                "--thresholds",
+                &thresholds.join(","),
+                "--format",
+                "json",
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let curves: Value = serde_json::from_slice(&out.stdout).unwrap();
+        for (i, t) in thresholds.iter().enumerate() {
+            let slo = format!("{key}:{t}");
+            let out = run_in(
+                tmp.path(),
+                &[
+                    "report", "--db", db, "failures", "--slo", &slo, "--format", "json",
+                ],
+            );
+            let rep: Value = serde_json::from_slice(&out.stdout).unwrap();
+            for c in curves.as_array().unwrap() {
+                let want = &rep["cases"][c["case"].as_str().unwrap()]["slo"]["per_criterion"][key];
+                let mut got = c["points"][i].clone();
+                got.as_object_mut().unwrap().remove("threshold_ms");
+                assert_eq!(&got, want, "{key} at {t}");
+            }
+        }
+    }
+}
