@@ -8,3 +8,4 @@
 //! `cli/commands.rs`; they move here one at a time.
 
 pub mod history;
+pub mod slo;
