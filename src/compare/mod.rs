@@ -237,17 +237,6 @@ fn summarize_and_compare(
     spec: Spec,
 ) -> Result<engine::Comparison, CompareError> {
     check_slo_flags(args)?;
-    if !args.segment.is_empty() {
-        for item in &args.segment {
-            segment(item)?;
-        }
-        return Err(CompareError::Other {
-            message:
-                "--segment is not supported yet: the analysis does not build per-segment reports"
-                    .into(),
-            exit: Exit::Usage,
-        });
-    }
     if let Some(db) = &args.db {
         let conn =
             crate::db::open(db, crate::db::Mode::ReadWrite).map_err(|e| CompareError::Other {
@@ -303,11 +292,14 @@ fn summary(shown: &Path, args: &CompareArgs) -> Result<RunSummary, CompareError>
             shown.display()
         )));
     }
+    let (segments, membership) = segments(args)?;
     let request = crate::cli::commands::AnalyzeRequest {
         artifact: path.to_path_buf(),
         vllm_spans: args.vllm_spans.clone(),
         slo: args.slo.clone(),
         slo_file: args.slo_file.clone(),
+        segments,
+        membership,
         ..Default::default()
     };
     let report = crate::cli::commands::analyze(&request).map_err(|e| match e.exit {
@@ -333,6 +325,7 @@ fn stored_summary(
 ) -> Result<RunSummary, CompareError> {
     let db_error = |e: crate::db::DbError| CompareError::input(e.to_string());
     let run = crate::db::runs::resolve(conn, name).map_err(db_error)?;
+    let (segments, membership) = segments(args)?;
     let policy = if let Some(path) = &args.slo_file {
         Some((
             crate::slo::load_file(path, &path.display().to_string())
@@ -352,6 +345,8 @@ fn stored_summary(
     let inputs = crate::report::Inputs {
         policy,
         external_spans: spans,
+        segments,
+        membership,
         ..Default::default()
     };
     let report = crate::report::build(&data, inputs).map_err(|e| CompareError::Other {
@@ -375,16 +370,36 @@ fn number(text: &str, flag: &str) -> Result<f64, CompareError> {
     Ok(value)
 }
 
-fn segment(text: &str) -> Result<(String, f64, f64), CompareError> {
-    let (name, span) = text.split_once('=').unwrap_or((text, ""));
-    let (start, end) = span.split_once(':').unwrap_or((span, ""));
-    if name.is_empty() || start.is_empty() || end.is_empty() {
-        return Err(CompareError::usage(format!(
-            "--segment '{text}': use NAME=START:END"
-        )));
-    }
-    let flag = format!("--segment '{text}'");
-    Ok((name.to_owned(), number(start, &flag)?, number(end, &flag)?))
+/// The `--segment` slices and their membership, checked as the reference
+/// checks them: each run's analysis parses them again (after finding its
+/// artifact), and refuses a name given twice (an unanticipated error there:
+/// exit 1).
+fn segments(
+    args: &CompareArgs,
+) -> Result<
+    (
+        Vec<crate::analysis::segment::Segment>,
+        crate::analysis::segment::Membership,
+    ),
+    CompareError,
+> {
+    use crate::analysis::segment::{check_unique, Membership, Segment, SegmentError};
+    let refused = |e: SegmentError| match e {
+        SegmentError::Usage(m) => CompareError::Usage(m),
+        SegmentError::Unexpected(message) => CompareError::Other {
+            message,
+            exit: Exit::Unexpected,
+        },
+    };
+    let segments = args
+        .segment
+        .iter()
+        .map(|t| Segment::parse(t))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(refused)?;
+    check_unique(&segments).map_err(refused)?;
+    let membership = Membership::parse(&args.segment_membership).unwrap_or_default();
+    Ok((segments, membership))
 }
 
 /// The comparison spec the flags describe, checked as the reference checks it.

@@ -29,6 +29,10 @@ pub struct Inputs {
     pub clock_uncertainty_ns: Option<i64>,
     /// Spans from `--vllm-spans` files (stamped records).
     pub external_spans: Vec<Value>,
+    /// Slices of each case's measured phase to report on their own
+    /// (`--segment`), and which requests belong to them.
+    pub segments: Vec<crate::analysis::segment::Segment>,
+    pub membership: crate::analysis::segment::Membership,
 }
 
 /// Why a report could not be built; carries the exit status.
@@ -216,6 +220,7 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
         .map(|((k, b), f)| (*k, *b, f.as_ref()))
         .collect();
     let policy = selected.policy.as_ref().zip(selected.source);
+    let (segments, membership) = (&inputs.segments, inputs.membership);
     let built: Vec<(String, Value, CaseTally)> = {
         use rayon::prelude::*;
         by_case
@@ -261,6 +266,25 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
                             &spans,
                         ),
                     );
+                }
+                if !segments.is_empty() {
+                    let blocks = segments
+                        .iter()
+                        .map(|segment| {
+                            let block = segment_block(
+                                segment,
+                                membership,
+                                &pop.intervals,
+                                reqs,
+                                &ctx,
+                                &metrics,
+                                policy,
+                                &spans,
+                            );
+                            (segment.name.clone(), block)
+                        })
+                        .collect();
+                    c.insert("segments".into(), Value::Object(blocks));
                 }
                 c.insert("population".into(), pop.population);
                 c.insert("intervals".into(), pop.intervals);
@@ -381,6 +405,55 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
         server_case_lines,
         warnings: selected.warnings,
     })
+}
+
+/// One segment of a case (analysis::segment): its population, interval,
+/// throughput (by arrival only), latency and SLO, as the reference's
+/// `_segment_report` builds them.
+#[allow(clippy::too_many_arguments)]
+fn segment_block(
+    segment: &crate::analysis::segment::Segment,
+    membership: crate::analysis::segment::Membership,
+    intervals: &Value,
+    reqs: &[&Request],
+    ctx: &RunContext,
+    metrics: &[(&str, &str, &case::MetricFn)],
+    policy: Option<(&crate::slo::Policy, crate::slo::PolicySource)>,
+    spans: &crate::slo::Spans,
+) -> Value {
+    use crate::analysis::segment::{self, Membership};
+    use crate::model::request::int_of;
+    let slice = segment::slice(segment, membership, intervals, reqs);
+    let population = segment::population(&slice.members, ctx.admitted.as_ref());
+    let by_arrival = membership == Membership::Arrival;
+    let rate = if by_arrival {
+        slice.interval.clone()
+    } else {
+        Value::Null
+    };
+    let ok: Vec<&Request> = slice.by_id.iter().copied().filter(|r| r.is_ok()).collect();
+    let output: i64 = ok.iter().map(|r| int_of(r.output_tokens())).sum();
+    let total: i64 = ok.iter().map(|r| int_of(r.total_tokens())).sum();
+    let mut block = Map::new();
+    block.insert("population".into(), population);
+    block.insert(
+        "intervals".into(),
+        json!({"rate": slice.interval, "membership": membership.as_str(),
+               "rate_reason": if by_arrival { Value::Null } else { json!("overlapping_cohort") }}),
+    );
+    block.insert(
+        "throughput".into(),
+        case::throughput(ok.len(), output, total, &rate),
+    );
+    block.insert("latency".into(), case::latency(&slice.by_id, metrics).block);
+    if let Some((policy, source)) = policy {
+        // A segment's cohort is not judged on its own: no validity to carry.
+        block.insert(
+            "slo".into(),
+            crate::slo::evaluate_case(&slice.by_id, policy, source, &rate, &Value::Null, spans),
+        );
+    }
+    Value::Object(block)
 }
 
 /// artifact.md §3.1: the last truthy `infer.session.status`, as a string.
