@@ -26,7 +26,7 @@ fn scrub(v: &mut Value) {
 #[test]
 fn stored_runs_compare_like_their_files() {
     let tmp = tempfile::tempdir().unwrap();
-    for name in ["compare_config", "compare_allow"] {
+    for name in ["compare_config", "compare_allow", "compare_segment"] {
         let dir = fixtures().join("cases").join(name);
         let db = tmp.path().join(format!("{name}.db"));
         let db = db.to_str().unwrap();
@@ -80,6 +80,15 @@ fn stored_runs_compare_like_their_files() {
             "{name}: {} mismatches: {:?}",
             bad.len(),
             &bad[..bad.len().min(8)]
+        );
+        // The text report names no run: byte for byte the reference's.
+        let text_argv: Vec<&str> = refs[..refs.len() - 2].to_vec();
+        let text = run_in(&dir, &text_argv);
+        let want = std::fs::read(dir.join("expected.txt")).unwrap();
+        assert!(
+            text.stdout == want,
+            "{name}: the text report differs:\n{}",
+            String::from_utf8_lossy(&text.stdout)
         );
         assert_eq!(
             run_ids.len(),
