@@ -77,6 +77,7 @@ query!(LOAD_VLLM_SPANS, "load/vllm_spans");
 query!(LOAD_WORKLOADS, "load/workloads");
 query!(RUNS_FIND, "runs/find");
 query!(RUNS_IDS, "runs/ids");
+query!(RUNS_LABELS, "runs/labels");
 query!(RUNS_LIST, "runs/list");
 query!(TELEMETRY_FIND_FILE, "telemetry/find_file");
 query!(TELEMETRY_FINISH_LIVE_FILE, "telemetry/finish_live_file");
@@ -140,6 +141,7 @@ pub const ALL: &[Query] = &[
     LOAD_WORKLOADS,
     RUNS_FIND,
     RUNS_IDS,
+    RUNS_LABELS,
     RUNS_LIST,
     TELEMETRY_FIND_FILE,
     TELEMETRY_FINISH_LIVE_FILE,

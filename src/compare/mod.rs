@@ -10,6 +10,7 @@
 //! (`engine`) and its reports (`report`, `text`, `ojson`). docs/compare.md
 //! describes the behaviour in prose.
 
+pub mod arms;
 pub mod compat;
 pub mod dist;
 pub mod engine;
@@ -83,12 +84,21 @@ pub enum Format {
 /// The flags of `stormlog infer compare`, as the reference names them.
 #[derive(clap::Args, Debug, Clone)]
 pub struct CompareArgs {
-    /// The baseline arm's artifacts (with --db: stored run ids)
-    #[arg(long, num_args = 1.., required = true, value_name = "ARTIFACT")]
+    /// The baseline arm's artifacts (with --db: stored run ids; with
+    /// --experiment: the one arm name its runs recorded, default `baseline`)
+    #[arg(long, num_args = 1.., required_unless_present = "experiment", value_name = "ARTIFACT")]
     pub baseline: Vec<PathBuf>,
-    /// The candidate arm's artifacts (with --db: stored run ids)
-    #[arg(long, num_args = 1.., required = true, value_name = "ARTIFACT")]
+    /// The candidate arm's artifacts (with --db: stored run ids; with
+    /// --experiment: the one arm name its runs recorded, default `candidate`)
+    #[arg(long, num_args = 1.., required_unless_present = "experiment", value_name = "ARTIFACT")]
     pub candidate: Vec<PathBuf>,
+    /// With --db: compare the stored runs that recorded this experiment label,
+    /// the arms chosen by the arm labels --baseline and --candidate name
+    #[arg(long, value_name = "NAME")]
+    pub experiment: Option<String>,
+    /// With --experiment: only the runs of this block (repeatable)
+    #[arg(long = "block", value_name = "BLOCK", requires = "experiment")]
+    pub block: Vec<String>,
     /// Compare runs stored in this project database: --baseline and
     /// --candidate then name run ids (a unique prefix will do), and no file
     /// is read.
@@ -179,7 +189,7 @@ pub struct CompareArgs {
 pub fn run(
     args: &CompareArgs,
     out: &mut dyn Write,
-    _err: &mut dyn Write,
+    err: &mut dyn Write,
 ) -> Result<Exit, CompareError> {
     let spec = comparison_spec(args)?;
     let argv = if args.argv.is_empty() {
@@ -188,7 +198,7 @@ pub fn run(
         args.argv.clone()
     };
     let generated_at = args.generated_at.clone().unwrap_or_else(now_utc);
-    let compared = summarize_and_compare(args, spec);
+    let compared = summarize_and_compare(args, spec, err);
     let comparison = match compared {
         Ok(c) => c,
         Err(e @ CompareError::Input(_)) => {
@@ -235,6 +245,7 @@ pub fn run(
 fn summarize_and_compare(
     args: &CompareArgs,
     spec: Spec,
+    err: &mut dyn Write,
 ) -> Result<engine::Comparison, CompareError> {
     check_slo_flags(args)?;
     if let Some(db) = &args.db {
@@ -243,14 +254,30 @@ fn summarize_and_compare(
                 message: e.to_string(),
                 exit: Exit::Unexpected,
             })?;
-        let summarize = |runs: &[PathBuf]| -> Result<Vec<RunSummary>, CompareError> {
+        let summarize = |runs: &[String]| -> Result<Vec<RunSummary>, CompareError> {
             runs.iter()
-                .map(|r| stored_summary(&conn, &r.to_string_lossy(), args))
+                .map(|r| stored_summary(&conn, r, args))
                 .collect()
         };
-        let baseline = summarize(&args.baseline)?;
-        let candidate = summarize(&args.candidate)?;
+        let (baseline, candidate) = match &args.experiment {
+            Some(experiment) => experiment_arms(&conn, experiment, args, err)?,
+            None => {
+                let ids = |runs: &[PathBuf]| -> Vec<String> {
+                    runs.iter()
+                        .map(|r| r.to_string_lossy().into_owned())
+                        .collect()
+                };
+                (ids(&args.baseline), ids(&args.candidate))
+            }
+        };
+        let baseline = summarize(&baseline)?;
+        let candidate = summarize(&candidate)?;
         return engine::compare_runs(baseline, candidate, spec);
+    }
+    if args.experiment.is_some() {
+        return Err(CompareError::usage(
+            "--experiment chooses stored runs: give the project database with --db",
+        ));
     }
     let summarize = |paths: &[PathBuf]| -> Result<Vec<RunSummary>, CompareError> {
         paths.iter().map(|p| summary(p, args)).collect()
@@ -313,6 +340,48 @@ fn summary(shown: &Path, args: &CompareArgs) -> Result<RunSummary, CompareError>
     let raw =
         std::fs::read(path).map_err(|e| CompareError::input(format!("{}: {e}", path.display())))?;
     RunSummary::from_artifact(shown, &raw, report.json)
+}
+
+/// The run ids of the two arms `--experiment` names (arms::choose), said on
+/// stderr with any attempt a retry superseded, as no run id was given.
+fn experiment_arms(
+    conn: &rusqlite::Connection,
+    experiment: &str,
+    args: &CompareArgs,
+    err: &mut dyn Write,
+) -> Result<(Vec<String>, Vec<String>), CompareError> {
+    let one = |flag: &str, given: &[PathBuf], default: &str| -> Result<String, CompareError> {
+        match given {
+            [] => Ok(default.to_owned()),
+            [arm] => Ok(arm.to_string_lossy().into_owned()),
+            _ => Err(CompareError::usage(format!(
+                "with --experiment, {flag} names one arm (the arm label its runs recorded)"
+            ))),
+        }
+    };
+    let choice = arms::ArmChoice {
+        experiment: experiment.to_owned(),
+        baseline: one("--baseline", &args.baseline, "baseline")?,
+        candidate: one("--candidate", &args.candidate, "candidate")?,
+        blocks: args.block.clone(),
+    };
+    let runs = crate::db::runs::labeled(conn).map_err(|e| CompareError::input(e.to_string()))?;
+    let chosen = arms::choose(&runs, &choice)?;
+    writeln!(
+        err,
+        "experiment {experiment}: {} = {}; {} = {}",
+        choice.baseline,
+        chosen.baseline.join(", "),
+        choice.candidate,
+        chosen.candidate.join(", ")
+    )?;
+    for (left, by) in &chosen.superseded {
+        writeln!(
+            err,
+            "  {left} left out: a later attempt, {by}, supersedes it"
+        )?;
+    }
+    Ok((chosen.baseline, chosen.candidate))
 }
 
 /// A stored run's summary: its report rebuilt from the database (with the
