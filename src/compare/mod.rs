@@ -160,10 +160,12 @@ pub struct CompareArgs {
     /// vLLM spans collected elsewhere, for every run
     #[arg(long = "vllm-spans", value_name = "FILE")]
     pub vllm_spans: Vec<PathBuf>,
-    /// Also compare this slice of each case's measured phase (NAME=START:END seconds)
+    /// Also compare this slice of each case's measured phase, START to END seconds
+    /// from its start, as the case `<case>/NAME` (repeatable)
     #[arg(long, value_name = "NAME=START:END")]
     pub segment: Vec<String>,
     /// A segment's requests: those that arrived in it, or that overlap it
+    /// (overlap: no rates, never gated)
     #[arg(long = "segment-membership", default_value = "arrival", value_parser = ["arrival", "overlap"])]
     pub segment_membership: String,
     #[arg(long, value_enum, default_value_t = Format::Txt)]
