@@ -82,17 +82,20 @@ impl Segment {
     pub fn parse(text: &str) -> Result<Segment, SegmentError> {
         let (name, span) = text.split_once('=').unwrap_or((text, ""));
         let (start, end) = span.split_once(':').unwrap_or((span, ""));
-        let flag = format!("--segment '{text}'");
+        let repr = crate::slo::flags::py_repr;
+        let flag = format!("--segment {}", repr(text));
         if name.is_empty() || start.is_empty() || end.is_empty() {
             return Err(SegmentError::Usage(format!("{flag}: use NAME=START:END")));
         }
         let number = |part: &str| -> Result<f64, SegmentError> {
             match crate::slo::flags::py_float(part) {
                 None => Err(SegmentError::Usage(format!(
-                    "{flag}: '{part}' is not a number"
+                    "{flag}: {} is not a number",
+                    repr(part)
                 ))),
                 Some(v) if !v.is_finite() => Err(SegmentError::Usage(format!(
-                    "{flag}: '{part}' is not a finite number"
+                    "{flag}: {} is not a finite number",
+                    repr(part)
                 ))),
                 Some(v) => Ok(v),
             }
@@ -116,7 +119,10 @@ impl Segment {
     /// A segment from its parts, or why it cannot be one.
     pub fn new(name: &str, start_offset_ns: f64, end_offset_ns: f64) -> Result<Segment, String> {
         if !short_identifier(name) {
-            return Err(format!("segment name '{name}' is not a short identifier"));
+            return Err(format!(
+                "segment name {} is not a short identifier",
+                crate::slo::flags::py_repr(name)
+            ));
         }
         if !(0.0 <= start_offset_ns && start_offset_ns < end_offset_ns) {
             return Err(format!(
@@ -342,6 +348,15 @@ mod tests {
         ] {
             assert_eq!(usage(text), message);
         }
+        // Python's repr quotes a text holding a single quote in double quotes.
+        assert_eq!(
+            usage("it's=0:1"),
+            r#"--segment "it's=0:1": segment name "it's" is not a short identifier"#
+        );
+        assert_eq!(
+            usage(r"a=x\y:1"),
+            r"--segment 'a=x\\y:1': 'x\\y' is not a number"
+        );
         let long = format!("{}=0:1", "a".repeat(65));
         assert!(usage(&long).ends_with("is not a short identifier"));
         assert!(Segment::parse(&format!("{}=0:1", "a".repeat(64))).is_ok());

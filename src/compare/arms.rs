@@ -36,6 +36,9 @@ pub struct Chosen {
     pub superseded: Vec<(String, String)>,
 }
 
+/// An arm's run ids, and (left out, superseded by) for its retried blocks.
+type ArmRuns = (Vec<String>, Vec<(String, String)>);
+
 fn label<'a>(run: &'a LabeledRun, key: &str) -> &'a Value {
     pyjson::get(&run.labels, key)
 }
@@ -90,7 +93,7 @@ pub fn choose(runs: &[LabeledRun], choice: &ArmChoice) -> Result<Chosen, Compare
     let in_blocks = |r: &&LabeledRun| {
         choice.blocks.is_empty() || choice.blocks.contains(&pyjson::str_form(label(r, "block")))
     };
-    let arm = |name: &str| -> Result<(Vec<String>, Vec<(String, String)>), CompareError> {
+    let arm = |name: &str| -> Result<ArmRuns, CompareError> {
         let runs: Vec<&LabeledRun> = of_experiment
             .iter()
             .copied()
@@ -131,7 +134,7 @@ pub fn choose(runs: &[LabeledRun], choice: &ArmChoice) -> Result<Chosen, Compare
 
 /// One arm's runs less those a later attempt of their block supersedes;
 /// runs without a block are all kept (nothing says they repeat each other).
-fn latest_attempts(runs: &[&LabeledRun]) -> (Vec<String>, Vec<(String, String)>) {
+fn latest_attempts(runs: &[&LabeledRun]) -> ArmRuns {
     let mut best: BTreeMap<String, &LabeledRun> = BTreeMap::new();
     for run in runs {
         let block = label(run, "block");
