@@ -187,12 +187,15 @@ fn saturate(ns: i128) -> i64 {
     i64::try_from(ns).unwrap_or(if ns < 0 { i64::MIN } else { i64::MAX })
 }
 
-/// The segment's slice of a case whose `intervals` block is given.
+/// The segment's slice of a case whose `intervals` block is given;
+/// `ids_distinct` says every request id of the case is a string none other
+/// repeats, so that the requests sharing a member's id are the members.
 pub fn slice<'r>(
     segment: &Segment,
     membership: Membership,
     intervals: &Value,
     reqs: &[&'r Request],
+    ids_distinct: bool,
 ) -> Slice<'r> {
     let bounds = |iv: &Value| -> Option<(i64, i64)> {
         if !iv.is_object() {
@@ -217,7 +220,11 @@ pub fn slice<'r>(
         .copied()
         .filter(|r| belongs(r, begin, end, membership))
         .collect();
-    let by_id = same_ids(&members, reqs);
+    let by_id = if ids_distinct {
+        members.clone()
+    } else {
+        same_ids(&members, reqs)
+    };
     Slice {
         interval: crate::analysis::case::interval("segment", begin, end, membership.cohort()),
         members,
@@ -419,14 +426,14 @@ mod tests {
             s.members.iter().map(|r| id_text(r).into_owned()).collect()
         };
         let seg = Segment::parse("a=0.4:5").unwrap();
-        let by_arrival = slice(&seg, Membership::Arrival, &intervals, &refs);
+        let by_arrival = slice(&seg, Membership::Arrival, &intervals, &refs, true);
         assert_eq!(ids(&by_arrival), ["r2", "r3"]);
         // Clipped to the measured span's end.
         assert_eq!(by_arrival.interval["ended_at_ns"], T + 2_100_000_000);
         assert_eq!(by_arrival.interval["seconds"], 1.7);
         assert_eq!(by_arrival.interval["numerator_cohort"], "arrival_cohort");
         let seg = Segment::parse("a=0.6:1").unwrap();
-        let by_overlap = slice(&seg, Membership::Overlap, &intervals, &refs);
+        let by_overlap = slice(&seg, Membership::Overlap, &intervals, &refs, true);
         // r0 ended at 0.6 s (>= start), r2 was sent at 1.0 s (not < end).
         assert_eq!(ids(&by_overlap), ["r0", "r1"]);
         assert_eq!(by_overlap.interval["numerator_cohort"], "overlapping");
@@ -450,7 +457,7 @@ mod tests {
         ];
         let refs: Vec<&Request> = reqs.iter().collect();
         let seg = Segment::parse("a=0:0.00000005").unwrap();
-        let s = slice(&seg, Membership::Arrival, &Value::Null, &refs);
+        let s = slice(&seg, Membership::Arrival, &Value::Null, &refs, false);
         assert_eq!(s.members.len(), 2);
         assert_eq!(s.by_id.len(), 4);
     }

@@ -269,23 +269,10 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
                     );
                 }
                 if !segments.is_empty() {
-                    let blocks = segments
-                        .iter()
-                        .map(|segment| {
-                            let block = segments::segment_block(
-                                segment,
-                                membership,
-                                &pop.intervals,
-                                reqs,
-                                &ctx,
-                                &metrics,
-                                policy,
-                                &spans,
-                            );
-                            (segment.name.clone(), block)
-                        })
-                        .collect();
-                    c.insert("segments".into(), Value::Object(blocks));
+                    let blocks = segments::block(
+                        segments, membership, &pop, reqs, &ctx, &metrics, policy, &spans,
+                    );
+                    c.insert("segments".into(), blocks);
                 }
                 c.insert("population".into(), pop.population);
                 c.insert("intervals".into(), pop.intervals);

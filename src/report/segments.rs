@@ -4,25 +4,73 @@
 use serde_json::{json, Map, Value};
 
 use crate::analysis::case::{self, RunContext};
+use crate::analysis::segment::{Membership, Segment};
 use crate::model::Request;
 
-/// One segment of a case (analysis::segment): its population, interval,
-/// throughput (by arrival only), latency and SLO, as the reference's
-/// `_segment_report` builds them.
+/// Every segment of one case, by name; built in parallel, as each is a pass
+/// over the case's requests and a sort per latency metric.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn segment_block(
-    segment: &crate::analysis::segment::Segment,
-    membership: crate::analysis::segment::Membership,
-    intervals: &Value,
+pub(super) fn block(
+    segments: &[Segment],
+    membership: Membership,
+    population: &case::Population,
     reqs: &[&Request],
     ctx: &RunContext,
     metrics: &[(&str, &str, &case::MetricFn)],
     policy: Option<(&crate::slo::Policy, crate::slo::PolicySource)>,
     spans: &crate::slo::Spans,
 ) -> Value {
-    use crate::analysis::segment::{self, Membership};
+    use rayon::prelude::*;
+    // Distinct string ids (no duplicate among them, as the population
+    // found) are distinct as text too: a segment's requests by id are then
+    // its members, with no set of ids to build.
+    let duplicated = crate::pyjson::get(&population.population, "issues")
+        .as_array()
+        .is_some_and(|issues| {
+            issues.iter().any(|i| {
+                i.as_str()
+                    .is_some_and(|i| i.starts_with("duplicate_request_id"))
+            })
+        });
+    let ids_distinct = !duplicated && reqs.iter().all(|r| r.request_id.is_string());
+    let blocks: Vec<(String, Value)> = segments
+        .par_iter()
+        .map(|segment| {
+            let block = segment_block(
+                segment,
+                membership,
+                &population.intervals,
+                reqs,
+                ids_distinct,
+                ctx,
+                metrics,
+                policy,
+                spans,
+            );
+            (segment.name.clone(), block)
+        })
+        .collect();
+    Value::Object(blocks.into_iter().collect())
+}
+
+/// One segment of a case (analysis::segment): its population, interval,
+/// throughput (by arrival only), latency and SLO, as the reference's
+/// `_segment_report` builds them.
+#[allow(clippy::too_many_arguments)]
+fn segment_block(
+    segment: &Segment,
+    membership: Membership,
+    intervals: &Value,
+    reqs: &[&Request],
+    ids_distinct: bool,
+    ctx: &RunContext,
+    metrics: &[(&str, &str, &case::MetricFn)],
+    policy: Option<(&crate::slo::Policy, crate::slo::PolicySource)>,
+    spans: &crate::slo::Spans,
+) -> Value {
+    use crate::analysis::segment;
     use crate::model::request::int_of;
-    let slice = segment::slice(segment, membership, intervals, reqs);
+    let slice = segment::slice(segment, membership, intervals, reqs, ids_distinct);
     let population = segment::population(&slice.members, ctx.admitted.as_ref());
     let by_arrival = membership == Membership::Arrival;
     let rate = if by_arrival {
