@@ -80,6 +80,7 @@ query!(LOAD_WORKLOADS, "load/workloads");
 query!(RUNS_DELETE, "runs/delete");
 query!(RUNS_FIND, "runs/find");
 query!(RUNS_IDS, "runs/ids");
+query!(RUNS_LABELS, "runs/labels");
 query!(RUNS_LIST, "runs/list");
 query!(TELEMETRY_FIND_FILE, "telemetry/find_file");
 query!(TELEMETRY_FINISH_LIVE_FILE, "telemetry/finish_live_file");
@@ -146,6 +147,7 @@ pub const ALL: &[Query] = &[
     RUNS_DELETE,
     RUNS_FIND,
     RUNS_IDS,
+    RUNS_LABELS,
     RUNS_LIST,
     TELEMETRY_FIND_FILE,
     TELEMETRY_FINISH_LIVE_FILE,

@@ -457,34 +457,7 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
             issues.push(format!("abandoned_requests_at_start: {n}"));
         }
     }
-    // Server admission (§4.2.5).
-    let (server_admitted, coverage) = match &ctx.admitted {
-        None => (Value::Null, Value::Null),
-        Some(adm) => {
-            let seen: Vec<&&Request> = reqs
-                .iter()
-                .filter(|r| {
-                    r.status != "dropped"
-                        && r.x_request_id.as_str().is_some_and(|x| adm.contains(x))
-                })
-                .collect();
-            let good = seen
-                .iter()
-                .filter(|r| {
-                    !matches!(
-                        r.status.as_str(),
-                        "dropped" | "unreachable" | "delivery_unknown" | "rejected"
-                    )
-                })
-                .count();
-            let cov = if accepted == 0 {
-                Value::Null
-            } else {
-                fnum(Some(good as f64 / accepted as f64))
-            };
-            (json!(seen.len()), cov)
-        }
-    };
+    let (server_admitted, coverage) = server_admission(reqs, accepted, ctx.admitted.as_ref());
     let population = json!({
         "offered": offered, "scheduled": scheduled, "dropped": dropped, "sent": sent,
         "unreachable": unreachable, "delivery_unknown": delivery_unknown, "rejected": rejected,
@@ -498,6 +471,40 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
         population,
         intervals,
     }
+}
+
+/// Server admission (§4.2.5): the requests the server confirmed it saw (not
+/// dropped, their `x_request_id` among `admitted`), and the share of the
+/// `accepted` ones among them; both null without any source.
+pub fn server_admission(
+    reqs: &[&Request],
+    accepted: i64,
+    admitted: Option<&HashSet<String>>,
+) -> (Value, Value) {
+    let Some(adm) = admitted else {
+        return (Value::Null, Value::Null);
+    };
+    let seen: Vec<&&Request> = reqs
+        .iter()
+        .filter(|r| {
+            r.status != "dropped" && r.x_request_id.as_str().is_some_and(|x| adm.contains(x))
+        })
+        .collect();
+    let good = seen
+        .iter()
+        .filter(|r| {
+            !matches!(
+                r.status.as_str(),
+                "dropped" | "unreachable" | "delivery_unknown" | "rejected"
+            )
+        })
+        .count();
+    let cov = if accepted == 0 {
+        Value::Null
+    } else {
+        fnum(Some(good as f64 / accepted as f64))
+    };
+    (json!(seen.len()), cov)
 }
 
 /// The first and last times of a case's requests, read in the population's
@@ -657,17 +664,9 @@ pub fn request_figures(
             "first_chunk_p50": first_p50, "first_chunk_p95": first_p95,
         }),
     );
-    let seconds = pyjson::get(rate_interval, "seconds");
     out.insert(
         "throughput".into(),
-        json!({
-            "interval_seconds": if rate_interval.is_null() { Value::Null } else { seconds.clone() },
-            "interval_kind": pyjson::get(rate_interval, "kind"),
-            "numerator_cohort": pyjson::get(rate_interval, "numerator_cohort"),
-            "requests_per_second": rate(n_ok as f64, rate_interval),
-            "output_tokens_per_second": rate(out_tokens as f64, rate_interval),
-            "total_tokens_per_second": rate(total_tokens as f64, rate_interval),
-        }),
+        throughput(n_ok, out_tokens, total_tokens, rate_interval),
     );
     out.insert("tokens".into(), json!({"output_tokens": out_tokens, "total_tokens": total_tokens, "output_token_sources": sources.words}));
     let (mut dev, mut rss): (Option<i64>, Option<i64>) = (None, None);
@@ -691,6 +690,25 @@ pub fn request_figures(
                "server_observations": {}, "server_coverage": {"status": "not_joined"}}),
     );
     window
+}
+
+/// The `throughput` block: successful requests and their tokens per second
+/// of the rate interval (null rates when it has no length, or is null).
+pub fn throughput(
+    ok: usize,
+    output_tokens: i64,
+    total_tokens: i64,
+    rate_interval: &Value,
+) -> Value {
+    let seconds = pyjson::get(rate_interval, "seconds");
+    json!({
+        "interval_seconds": if rate_interval.is_null() { Value::Null } else { seconds.clone() },
+        "interval_kind": pyjson::get(rate_interval, "kind"),
+        "numerator_cohort": pyjson::get(rate_interval, "numerator_cohort"),
+        "requests_per_second": rate(ok as f64, rate_interval),
+        "output_tokens_per_second": rate(output_tokens as f64, rate_interval),
+        "total_tokens_per_second": rate(total_tokens as f64, rate_interval),
+    })
 }
 
 /// The arrival, prompt, length and streaming blocks of a case (§4.3-§4.5,

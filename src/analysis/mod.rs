@@ -2,5 +2,6 @@
 pub mod case;
 pub mod observers;
 pub mod schedule;
+pub mod segment;
 pub mod stats;
 pub mod sufficiency;

@@ -180,10 +180,52 @@ pub struct ReportArgs {
     /// be judged (no policy, no target, no case).
     #[arg(long)]
     pub check: bool,
+    /// Also report this slice of each case's measured phase, NAME=START:END in
+    /// seconds from the phase's start, as a case of its own (repeatable; one
+    /// run's report only). See docs/compare.md, "Segments".
+    #[arg(long, value_name = "NAME=START:END", conflicts_with = "all")]
+    pub segment: Vec<String>,
+    /// A segment's requests: those that arrived in it, or that overlap it
+    /// (overlap: no rates, as requests in flight grow with their latency).
+    #[arg(long = "segment-membership", value_enum, default_value = "arrival")]
+    pub segment_membership: SegmentMembership,
     /// Run ids (see `stormlog runs`; a unique prefix will do). One run gives
     /// its full report; several give one judgement line per run and case.
     #[arg(value_name = "RUN")]
     pub runs: Vec<String>,
+}
+
+/// Which requests belong to a segment (`--segment-membership`).
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum SegmentMembership {
+    /// Those whose intended arrival (else send time) falls in it.
+    Arrival,
+    /// Those in flight at any time during it.
+    Overlap,
+}
+
+impl From<SegmentMembership> for crate::analysis::segment::Membership {
+    fn from(m: SegmentMembership) -> Self {
+        match m {
+            SegmentMembership::Arrival => Self::Arrival,
+            SegmentMembership::Overlap => Self::Overlap,
+        }
+    }
+}
+
+/// `--segment` values, checked as `infer compare` checks them; every
+/// refusal is a usage error here (exit 2).
+fn report_segments(texts: &[String]) -> Result<Vec<crate::analysis::segment::Segment>> {
+    use crate::analysis::segment::{check_unique, Segment};
+    let usage =
+        |e: crate::analysis::segment::SegmentError| CliError::new(Exit::Usage, e.to_string());
+    let segments = texts
+        .iter()
+        .map(|t| Segment::parse(t))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(usage)?;
+    check_unique(&segments).map_err(usage)?;
+    Ok(segments)
 }
 
 /// The reference's `stormlog infer analyze` flags.
@@ -675,6 +717,13 @@ fn cmd_report(a: ReportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
         ));
     }
     let policy = report_policy(&a)?;
+    let segments = report_segments(&a.segment)?;
+    if !segments.is_empty() && (a.all || a.runs.len() > 1) {
+        return Err(CliError::new(
+            Exit::Usage,
+            "--segment needs one run: several runs give judgement lines, which have no segments",
+        ));
+    }
     let conn = db::read::open_for_reading(&a.db.db)?;
     if a.all || a.runs.len() > 1 {
         return judge_runs(&conn, &a, policy, out, err);
@@ -694,6 +743,8 @@ fn cmd_report(a: ReportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
         clock_offset_ns: a.join.clock_offset_ns,
         clock_uncertainty_ns: a.join.clock_uncertainty_ns,
         external_spans: spans.clone(),
+        segments,
+        membership: a.segment_membership.into(),
     };
     let has_policy = policy.is_some() || data.of_type("infer.slo").next().is_some();
     let rep = report::build(&data, inputs)?;
@@ -870,6 +921,7 @@ fn cmd_analyze(a: AnalyzeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Resu
         direct_server: a.direct_server,
         clock_offset_ns: a.clock_offset_ns,
         clock_uncertainty_ns: a.clock_uncertainty_ns,
+        ..Default::default()
     };
     let rep = analyze(&request)?;
     emit(&rep, a.format, a.output.as_deref(), out, err)
@@ -886,6 +938,9 @@ pub struct AnalyzeRequest {
     pub direct_server: bool,
     pub clock_offset_ns: Option<i64>,
     pub clock_uncertainty_ns: Option<i64>,
+    /// Slices of each case's measured phase, reported beside it (compare --segment).
+    pub segments: Vec<crate::analysis::segment::Segment>,
+    pub membership: crate::analysis::segment::Membership,
 }
 
 /// `infer analyze` without the output: load the files into an in-memory
@@ -940,6 +995,8 @@ pub fn analyze(a: &AnalyzeRequest) -> Result<report::Report> {
         clock_offset_ns: a.clock_offset_ns,
         clock_uncertainty_ns: a.clock_uncertainty_ns,
         external_spans: spans,
+        segments: a.segments.clone(),
+        membership: a.membership,
     };
     let rep = report::build(&data, inputs)?;
     clock.mark("report");

@@ -1,6 +1,6 @@
 //! The shared conformance cases for `infer compare` (compare_config,
-//! compare_allow): JSON leaf for leaf within a relative 1e-9, the text
-//! report byte for byte, and the exit status.
+//! compare_allow, compare_segment): JSON leaf for leaf within a relative
+//! 1e-9, the text report byte for byte, and the exit status.
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};

@@ -10,6 +10,7 @@
 //! (`engine`) and its reports (`report`, `text`, `ojson`). docs/compare.md
 //! describes the behaviour in prose.
 
+pub mod arms;
 pub mod compat;
 pub mod dist;
 pub mod engine;
@@ -83,12 +84,21 @@ pub enum Format {
 /// The flags of `stormlog infer compare`, as the reference names them.
 #[derive(clap::Args, Debug, Clone)]
 pub struct CompareArgs {
-    /// The baseline arm's artifacts (with --db: stored run ids)
-    #[arg(long, num_args = 1.., required = true, value_name = "ARTIFACT")]
+    /// The baseline arm's artifacts (with --db: stored run ids; with
+    /// --experiment: the one arm name its runs recorded, default `baseline`)
+    #[arg(long, num_args = 1.., required_unless_present = "experiment", value_name = "ARTIFACT")]
     pub baseline: Vec<PathBuf>,
-    /// The candidate arm's artifacts (with --db: stored run ids)
-    #[arg(long, num_args = 1.., required = true, value_name = "ARTIFACT")]
+    /// The candidate arm's artifacts (with --db: stored run ids; with
+    /// --experiment: the one arm name its runs recorded, default `candidate`)
+    #[arg(long, num_args = 1.., required_unless_present = "experiment", value_name = "ARTIFACT")]
     pub candidate: Vec<PathBuf>,
+    /// With --db: compare the stored runs that recorded this experiment label,
+    /// the arms chosen by the arm labels --baseline and --candidate name
+    #[arg(long, value_name = "NAME")]
+    pub experiment: Option<String>,
+    /// With --experiment: only the runs of this block (repeatable)
+    #[arg(long = "block", value_name = "BLOCK", requires = "experiment")]
+    pub block: Vec<String>,
     /// Compare runs stored in this project database: --baseline and
     /// --candidate then name run ids (a unique prefix will do), and no file
     /// is read.
@@ -158,10 +168,12 @@ pub struct CompareArgs {
     /// vLLM spans collected elsewhere, for every run
     #[arg(long = "vllm-spans", value_name = "FILE")]
     pub vllm_spans: Vec<PathBuf>,
-    /// Also compare this slice of each case's measured phase (NAME=START:END seconds)
+    /// Also compare this slice of each case's measured phase, START to END seconds
+    /// from its start, as the case `<case>/NAME` (repeatable)
     #[arg(long, value_name = "NAME=START:END")]
     pub segment: Vec<String>,
     /// A segment's requests: those that arrived in it, or that overlap it
+    /// (overlap: no rates, never gated)
     #[arg(long = "segment-membership", default_value = "arrival", value_parser = ["arrival", "overlap"])]
     pub segment_membership: String,
     /// Report format on stdout: txt for people, json
@@ -193,7 +205,7 @@ pub struct CompareArgs {
 pub fn run(
     args: &CompareArgs,
     out: &mut dyn Write,
-    _err: &mut dyn Write,
+    err: &mut dyn Write,
 ) -> Result<Exit, CompareError> {
     let spec = comparison_spec(args)?;
     let argv = if args.argv.is_empty() {
@@ -202,7 +214,7 @@ pub fn run(
         args.argv.clone()
     };
     let generated_at = args.generated_at.clone().unwrap_or_else(now_utc);
-    let compared = summarize_and_compare(args, spec);
+    let compared = summarize_and_compare(args, spec, err);
     let comparison = match compared {
         Ok(c) => c,
         Err(e @ CompareError::Input(_)) => {
@@ -249,32 +261,38 @@ pub fn run(
 fn summarize_and_compare(
     args: &CompareArgs,
     spec: Spec,
+    err: &mut dyn Write,
 ) -> Result<engine::Comparison, CompareError> {
     check_slo_flags(args)?;
-    if !args.segment.is_empty() {
-        for item in &args.segment {
-            segment(item)?;
-        }
-        return Err(CompareError::Other {
-            message:
-                "--segment is not supported yet: the analysis does not build per-segment reports"
-                    .into(),
-            exit: Exit::Usage,
-        });
-    }
     if let Some(db) = &args.db {
         let conn = crate::db::read::open_for_reading(db).map_err(|e| CompareError::Other {
             message: e.to_string(),
             exit: e.exit(),
         })?;
-        let summarize = |runs: &[PathBuf]| -> Result<Vec<RunSummary>, CompareError> {
+        let summarize = |runs: &[String]| -> Result<Vec<RunSummary>, CompareError> {
             runs.iter()
-                .map(|r| stored_summary(&conn, &r.to_string_lossy(), args))
+                .map(|r| stored_summary(&conn, r, args))
                 .collect()
         };
-        let baseline = summarize(&args.baseline)?;
-        let candidate = summarize(&args.candidate)?;
+        let (baseline, candidate) = match &args.experiment {
+            Some(experiment) => experiment_arms(&conn, experiment, args, err)?,
+            None => {
+                let ids = |runs: &[PathBuf]| -> Vec<String> {
+                    runs.iter()
+                        .map(|r| r.to_string_lossy().into_owned())
+                        .collect()
+                };
+                (ids(&args.baseline), ids(&args.candidate))
+            }
+        };
+        let baseline = summarize(&baseline)?;
+        let candidate = summarize(&candidate)?;
         return engine::compare_runs(baseline, candidate, spec);
+    }
+    if args.experiment.is_some() {
+        return Err(CompareError::usage(
+            "--experiment chooses stored runs: give the project database with --db",
+        ));
     }
     let summarize = |paths: &[PathBuf]| -> Result<Vec<RunSummary>, CompareError> {
         paths.iter().map(|p| summary(p, args)).collect()
@@ -316,11 +334,14 @@ fn summary(shown: &Path, args: &CompareArgs) -> Result<RunSummary, CompareError>
             shown.display()
         )));
     }
+    let (segments, membership) = segments(args)?;
     let request = crate::cli::commands::AnalyzeRequest {
         artifact: path.to_path_buf(),
         vllm_spans: args.vllm_spans.clone(),
         slo: args.slo.clone(),
         slo_file: args.slo_file.clone(),
+        segments,
+        membership,
         ..Default::default()
     };
     let report = crate::cli::commands::analyze(&request).map_err(|e| match e.exit {
@@ -336,6 +357,48 @@ fn summary(shown: &Path, args: &CompareArgs) -> Result<RunSummary, CompareError>
     RunSummary::from_artifact(shown, &raw, report.json)
 }
 
+/// The run ids of the two arms `--experiment` names (arms::choose), said on
+/// stderr with any attempt a retry superseded, as no run id was given.
+fn experiment_arms(
+    conn: &rusqlite::Connection,
+    experiment: &str,
+    args: &CompareArgs,
+    err: &mut dyn Write,
+) -> Result<(Vec<String>, Vec<String>), CompareError> {
+    let one = |flag: &str, given: &[PathBuf], default: &str| -> Result<String, CompareError> {
+        match given {
+            [] => Ok(default.to_owned()),
+            [arm] => Ok(arm.to_string_lossy().into_owned()),
+            _ => Err(CompareError::usage(format!(
+                "with --experiment, {flag} names one arm (the arm label its runs recorded)"
+            ))),
+        }
+    };
+    let choice = arms::ArmChoice {
+        experiment: experiment.to_owned(),
+        baseline: one("--baseline", &args.baseline, "baseline")?,
+        candidate: one("--candidate", &args.candidate, "candidate")?,
+        blocks: args.block.clone(),
+    };
+    let runs = crate::db::runs::labeled(conn).map_err(|e| CompareError::input(e.to_string()))?;
+    let chosen = arms::choose(&runs, &choice)?;
+    writeln!(
+        err,
+        "experiment {experiment}: {} = {}; {} = {}",
+        choice.baseline,
+        chosen.baseline.join(", "),
+        choice.candidate,
+        chosen.candidate.join(", ")
+    )?;
+    for (left, by) in &chosen.superseded {
+        writeln!(
+            err,
+            "  {left} left out: a later attempt, {by}, supersedes it"
+        )?;
+    }
+    Ok((chosen.baseline, chosen.candidate))
+}
+
 /// A stored run's summary: its report rebuilt from the database (with the
 /// policy flags, as `infer analyze` would judge it) and its records exported
 /// back, so no artifact file is needed.
@@ -346,6 +409,7 @@ fn stored_summary(
 ) -> Result<RunSummary, CompareError> {
     let db_error = |e: crate::db::DbError| CompareError::input(e.to_string());
     let run = crate::db::runs::resolve(conn, name).map_err(db_error)?;
+    let (segments, membership) = segments(args)?;
     let policy = if let Some(path) = &args.slo_file {
         Some((
             crate::slo::load_file(path, &path.display().to_string())
@@ -365,6 +429,8 @@ fn stored_summary(
     let inputs = crate::report::Inputs {
         policy,
         external_spans: spans,
+        segments,
+        membership,
         ..Default::default()
     };
     let report = crate::report::build(&data, inputs).map_err(|e| CompareError::Other {
@@ -388,16 +454,36 @@ fn number(text: &str, flag: &str) -> Result<f64, CompareError> {
     Ok(value)
 }
 
-fn segment(text: &str) -> Result<(String, f64, f64), CompareError> {
-    let (name, span) = text.split_once('=').unwrap_or((text, ""));
-    let (start, end) = span.split_once(':').unwrap_or((span, ""));
-    if name.is_empty() || start.is_empty() || end.is_empty() {
-        return Err(CompareError::usage(format!(
-            "--segment '{text}': use NAME=START:END"
-        )));
-    }
-    let flag = format!("--segment '{text}'");
-    Ok((name.to_owned(), number(start, &flag)?, number(end, &flag)?))
+/// The `--segment` slices and their membership, checked as the reference
+/// checks them: each run's analysis parses them again (after finding its
+/// artifact), and refuses a name given twice (an unanticipated error there:
+/// exit 1).
+fn segments(
+    args: &CompareArgs,
+) -> Result<
+    (
+        Vec<crate::analysis::segment::Segment>,
+        crate::analysis::segment::Membership,
+    ),
+    CompareError,
+> {
+    use crate::analysis::segment::{check_unique, Membership, Segment, SegmentError};
+    let refused = |e: SegmentError| match e {
+        SegmentError::Usage(m) => CompareError::Usage(m),
+        SegmentError::Unexpected(message) => CompareError::Other {
+            message,
+            exit: Exit::Unexpected,
+        },
+    };
+    let segments = args
+        .segment
+        .iter()
+        .map(|t| Segment::parse(t))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(refused)?;
+    check_unique(&segments).map_err(refused)?;
+    let membership = Membership::parse(&args.segment_membership).unwrap_or_default();
+    Ok((segments, membership))
 }
 
 /// One `--gate METRIC=RULE:BUDGET` flag, checked as the reference checks it.

@@ -55,6 +55,36 @@ pub fn ids(conn: &Connection) -> Result<Vec<String>, DbError> {
         .map_err(DbError::query(q))
 }
 
+/// A stored run and the experiment labels it recorded (`config.labels` of its
+/// first session record; `Value::Null` when it recorded none).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabeledRun {
+    pub run_id: String,
+    pub started_at_ns: Option<i64>,
+    pub labels: Value,
+}
+
+/// Every stored run with its labels, in listing order.
+pub fn labeled(conn: &Connection) -> Result<Vec<LabeledRun>, DbError> {
+    let q = &sql::RUNS_LABELS;
+    let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
+    let rows = stmt
+        .query_map([], |r| {
+            let labels: Option<String> = r.get(2)?;
+            Ok(LabeledRun {
+                run_id: r.get(0)?,
+                started_at_ns: r.get(1)?,
+                // The query hands out an object's JSON text only.
+                labels: labels
+                    .and_then(|t| serde_json::from_str(&t).ok())
+                    .unwrap_or(Value::Null),
+            })
+        })
+        .map_err(DbError::query(q))?;
+    rows.collect::<Result<Vec<_>, _>>()
+        .map_err(DbError::query(q))
+}
+
 /// The stored run a user named: its exact id, or the one run whose id starts with it.
 pub fn resolve(conn: &Connection, name: &str) -> Result<String, DbError> {
     let q = &sql::RUNS_FIND;

@@ -3,6 +3,7 @@
 //! or text. Renderers return strings; only the CLI writes them out.
 pub mod judge;
 pub mod people;
+mod segments;
 pub mod text;
 
 use std::collections::HashSet;
@@ -30,6 +31,10 @@ pub struct Inputs {
     pub clock_uncertainty_ns: Option<i64>,
     /// Spans from `--vllm-spans` files (stamped records).
     pub external_spans: Vec<Value>,
+    /// Slices of each case's measured phase to report on their own
+    /// (`--segment`), and which requests belong to them.
+    pub segments: Vec<crate::analysis::segment::Segment>,
+    pub membership: crate::analysis::segment::Membership,
 }
 
 /// Why a report could not be built; carries the exit status.
@@ -217,6 +222,7 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
         .map(|((k, b), f)| (*k, *b, f.as_ref()))
         .collect();
     let policy = selected.policy.as_ref().zip(selected.source);
+    let (segments, membership) = (&inputs.segments, inputs.membership);
     let built: Vec<(String, Value, CaseTally)> = {
         use rayon::prelude::*;
         by_case
@@ -262,6 +268,12 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
                             &spans,
                         ),
                     );
+                }
+                if !segments.is_empty() {
+                    let blocks = segments::block(
+                        segments, membership, &pop, reqs, &ctx, &metrics, policy, &spans,
+                    );
+                    c.insert("segments".into(), blocks);
                 }
                 c.insert("population".into(), pop.population);
                 c.insert("intervals".into(), pop.intervals);

@@ -99,6 +99,7 @@ pub fn render(report: &Report) -> String {
             if let Some(extra) = report.server_case_lines.get(id) {
                 lines.extend(extra.iter().cloned());
             }
+            segment_lines(case, &mut lines);
         }
     }
     let mut out = lines.join("\n");
@@ -185,6 +186,51 @@ fn case_lines(id: &str, case: &Value, lines: &mut Vec<String>) {
             s(pyjson::get(cache, "reason")),
             s(pyjson::get(cache, "run_kind"))
         ));
+    }
+}
+
+/// One line per segment of a case (`report --segment`; docs/compare.md,
+/// "Segments"), with its SLO line beneath; a stormlog addition, as the
+/// reference's analysis text has no segments.
+fn segment_lines(case: &Value, lines: &mut Vec<String>) {
+    let Some(segments) = pyjson::get(case, "segments").as_object() else {
+        return;
+    };
+    for (name, seg) in segments {
+        let iv = pyjson::get(seg, "intervals");
+        let pop = pyjson::get(seg, "population");
+        let thr = pyjson::get(seg, "throughput");
+        let metric = |key: &str, p: &str| {
+            let m = pyjson::get(pyjson::get(pyjson::get(seg, "latency"), "metrics"), key);
+            f2(pyjson::get(
+                pyjson::get(pyjson::get(m, "successful"), p),
+                "value_ms",
+            ))
+        };
+        let by_arrival = pyjson::get(iv, "membership").as_str() == Some("arrival");
+        let rates = if by_arrival {
+            format!(
+                ", output={} tok/s, requests={} req/s",
+                f2(pyjson::get(thr, "output_tokens_per_second")),
+                f2(pyjson::get(thr, "requests_per_second"))
+            )
+        } else {
+            " (no rates: requests in flight grow with their latency)".to_owned()
+        };
+        lines.push(format!(
+            "  segment {name} ({} over {} s): {} offered, {} successful; p50 E2E={} ms, p95 E2E={} ms, p50 TTFT={} ms{rates}",
+            if by_arrival { "arrivals" } else { "requests in flight" },
+            f2(pyjson::get(pyjson::get(iv, "rate"), "seconds")),
+            s(pyjson::get(pop, "offered")),
+            s(pyjson::get(pop, "successful")),
+            metric("client.e2e", "p50"),
+            metric("client.e2e", "p95"),
+            metric("client.ttft", "p50"),
+        ));
+        let slo = pyjson::get(seg, "slo");
+        if slo.is_object() {
+            lines.extend(slo_line(slo).into_iter().map(|l| format!("  {l}")));
+        }
     }
 }
 

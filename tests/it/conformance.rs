@@ -36,6 +36,11 @@ fn features(dir: &Path) -> Vec<Feature> {
     f
 }
 
+/// A case of `infer compare` (its `command` file says so).
+fn is_compare(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("command")).is_ok_and(|c| c.trim() == "compare")
+}
+
 fn analyze_cases() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(fixtures().join("cases"))
         .unwrap()
@@ -236,7 +241,12 @@ fn bad_inputs_get_the_reference_status_and_message() {
         }
         let prefix = std::fs::read_to_string(dir.join("expected.prefix")).unwrap();
         let args = case_args(&dir);
-        let mut argv: Vec<&str> = vec!["infer", "analyze", "artifact.jsonl"];
+        // A compare case names its arms' files in its flags.
+        let mut argv: Vec<&str> = if is_compare(&dir) {
+            vec!["infer", "compare"]
+        } else {
+            vec!["infer", "analyze", "artifact.jsonl"]
+        };
         argv.extend(args.iter().map(String::as_str));
         argv.extend(["--format", "json"]);
         let out = run_in(&dir, &argv);
@@ -251,6 +261,6 @@ fn bad_inputs_get_the_reference_status_and_message() {
         }
         checked += 1;
     }
-    assert!(checked >= 11, "only {checked} bad cases checked");
+    assert!(checked >= 12, "only {checked} bad cases checked");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

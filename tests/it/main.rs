@@ -10,5 +10,6 @@ mod conformance;
 mod database;
 mod firsthour;
 mod history;
+mod segment;
 mod slo;
 mod slo_questions;
