@@ -1,6 +1,7 @@
 //! Command-line parsing and dispatch: clap types, and the mapping of errors to
 //! exit statuses. The work itself lives in the library modules.
 pub mod commands;
+pub mod export_parquet;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -51,7 +52,8 @@ pub enum Command {
     Ingest(commands::IngestArgs),
     /// List the runs stored in the project database.
     Runs(commands::RunsArgs),
-    /// Write a stored run back out as JSONL (its artifact, or its telemetry).
+    /// Write a stored run back out as JSONL (its artifact, or its telemetry),
+    /// or runs as Parquet for DuckDB, Spark and Trino (--parquet DIR).
     Export(commands::ExportArgs),
     /// Rebuild a run's analysis report from the project database.
     Report(commands::ReportArgs),
