@@ -174,6 +174,26 @@ pub fn since_ns(conn: &Connection, since: &str) -> Result<Option<i64>, DbError> 
         .map_err(DbError::query(q))
 }
 
+/// A read transaction: what is read while it lives is one snapshot of the
+/// database, however ingests on other connections go meanwhile.
+pub struct Snapshot<'c> {
+    conn: &'c Connection,
+}
+
+impl<'c> Snapshot<'c> {
+    pub fn begin(conn: &'c Connection) -> Result<Snapshot<'c>, DbError> {
+        conn.execute_batch("BEGIN DEFERRED")
+            .map_err(|e| DbError::Other(format!("cannot begin a read transaction: {e}")))?;
+        Ok(Snapshot { conn })
+    }
+}
+
+impl Drop for Snapshot<'_> {
+    fn drop(&mut self) {
+        let _ = self.conn.execute_batch("COMMIT");
+    }
+}
+
 /// The database's schema version.
 pub fn schema_version(conn: &Connection) -> Result<i64, DbError> {
     let q = &sql::EXPORT_SCHEMA_VERSION;

@@ -17,6 +17,7 @@
 //! of the last one whole. A table a run has no rows of gets no file.
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use serde::{Deserialize, Serialize};
 
@@ -333,37 +334,88 @@ mod write {
             bytes: 0,
             requests: 0,
         };
+        // Runs are independent: a few workers, each on a connection of its
+        // own, read and write them; this thread keeps the manifest.
+        let old_hashes: BTreeMap<String, String> = manifest
+            .runs
+            .iter()
+            .filter(|(_, e)| files_present(&cfg.dir, e))
+            .map(|(id, e)| (id.clone(), e.content_hash.clone()))
+            .collect();
+        let workers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 4)
+            .min(selected.len().max(1));
+        let next = AtomicUsize::new(0);
+        let stop = AtomicBool::new(false);
+        let mut failure: Option<ParquetError> = None;
         let mut last_checkpoint = std::time::Instant::now();
-        for id in &selected {
-            let Some(hash) = db::export::content_hash(&conn, id, &salt)? else {
-                continue;
-            };
-            let partition = columnar::partition_dir(id);
-            if let Some(old) = manifest.runs.get(id) {
-                if old.content_hash == hash && files_present(&cfg.dir, old) {
-                    summary.unchanged += 1;
-                    continue;
+        std::thread::scope(|scope| -> Result<(), ParquetError> {
+            let (tx, rx) = std::sync::mpsc::channel::<Result<Outcome, ParquetError>>();
+            for _ in 0..workers {
+                let tx = tx.clone();
+                let (next, stop, selected, old_hashes, salt) =
+                    (&next, &stop, &selected, &old_hashes, &salt);
+                scope.spawn(move || {
+                    let conn = match db::open(&cfg.db, db::Mode::ReadOnly) {
+                        Ok(c) => c,
+                        Err(e) => {
+                            let _ = tx.send(Err(e.into()));
+                            return;
+                        }
+                    };
+                    while !stop.load(Ordering::Relaxed) {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(id) = selected.get(i) else {
+                            break;
+                        };
+                        let old = old_hashes.get(id).map(String::as_str);
+                        let r = export_run(&conn, cfg, id, old, salt);
+                        let failed = r.is_err();
+                        if tx.send(r).is_err() || failed {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(tx);
+            for msg in rx {
+                match msg {
+                    Ok(Outcome::Gone) => {}
+                    Ok(Outcome::Unchanged) => summary.unchanged += 1,
+                    Ok(Outcome::Written(hash, written)) => {
+                        summary.bytes += written.bytes;
+                        summary.requests += written.rows.get("requests").copied().unwrap_or(0);
+                        manifest.runs.insert(
+                            written.run_id.clone(),
+                            RunEntry {
+                                content_hash: hash,
+                                partition: columnar::partition_dir(&written.run_id),
+                                rows: written.rows.clone(),
+                            },
+                        );
+                        summary.written.push(written);
+                        // A killed export still keeps what it finished: the
+                        // manifest is brought up to date every few seconds.
+                        if last_checkpoint.elapsed() > std::time::Duration::from_secs(5) {
+                            finish(&conn, &cfg.dir, &manifest, &mut summary)?;
+                            last_checkpoint = std::time::Instant::now();
+                        }
+                    }
+                    Err(e) => {
+                        stop.store(true, Ordering::Relaxed);
+                        failure.get_or_insert(e);
+                    }
                 }
             }
-            let written = write_run(&conn, &cfg.dir, id, &partition, cfg.policy.as_ref())?;
-            summary.bytes += written.bytes;
-            summary.requests += written.rows.get("requests").copied().unwrap_or(0);
-            manifest.runs.insert(
-                id.clone(),
-                RunEntry {
-                    content_hash: hash,
-                    partition,
-                    rows: written.rows.clone(),
-                },
-            );
-            summary.written.push(written);
-            // A killed export still keeps what it finished: the manifest
-            // is brought up to date every few seconds, not once per run.
-            if last_checkpoint.elapsed() > std::time::Duration::from_secs(5) {
-                finish(&conn, &cfg.dir, &manifest, &mut summary)?;
-                last_checkpoint = std::time::Instant::now();
-            }
+            Ok(())
+        })?;
+        if let Some(e) = failure {
+            // What finished is kept: the manifest names it.
+            finish(&conn, &cfg.dir, &manifest, &mut summary)?;
+            return Err(e);
         }
+        summary.written.sort_by(|a, b| a.run_id.cmp(&b.run_id));
         if cfg.all && cfg.since.is_none() {
             let gone: Vec<String> = manifest
                 .runs
@@ -388,6 +440,35 @@ mod write {
             finish(&conn, &cfg.dir, &manifest, &mut summary)?;
         }
         Ok(summary)
+    }
+
+    /// What became of one selected run.
+    enum Outcome {
+        /// Deleted from the database since it was selected.
+        Gone,
+        Unchanged,
+        Written(String, RunWritten),
+    }
+
+    /// One run, read in one transaction so that its hash and its rows agree:
+    /// skipped when its hash is `old`, else written.
+    fn export_run(
+        conn: &rusqlite::Connection,
+        cfg: &ParquetConfig,
+        id: &str,
+        old: Option<&str>,
+        salt: &[u8],
+    ) -> Result<Outcome, ParquetError> {
+        let _snapshot = db::export::Snapshot::begin(conn)?;
+        let Some(hash) = db::export::content_hash(conn, id, salt)? else {
+            return Ok(Outcome::Gone);
+        };
+        if old == Some(hash.as_str()) {
+            return Ok(Outcome::Unchanged);
+        }
+        let partition = columnar::partition_dir(id);
+        let written = write_run(conn, &cfg.dir, id, &partition, cfg.policy.as_ref())?;
+        Ok(Outcome::Written(hash, written))
     }
 
     /// Writes `runs.parquet` for the manifest's runs, then the manifest.
