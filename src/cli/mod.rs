@@ -52,8 +52,10 @@ pub enum Command {
     Ingest(commands::IngestArgs),
     /// List the runs stored in the project database.
     Runs(commands::RunsArgs),
-    /// Write a stored run back out as JSONL (its artifact, or its telemetry),
-    /// or runs as Parquet for DuckDB, Spark and Trino (--parquet DIR).
+    /// Write stored runs back out: one as JSONL (artifact or telemetry), many as Parquet.
+    ///
+    /// `--parquet DIR` writes Hive-partitioned Parquet for DuckDB, Spark and
+    /// Trino (docs/scale.md); again later, only new or changed runs.
     Export(commands::ExportArgs),
     /// Rebuild a run's analysis report from the project database.
     Report(commands::ReportArgs),
