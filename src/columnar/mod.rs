@@ -363,6 +363,7 @@ pub fn partition_dir(run_id: &str) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -242,6 +242,7 @@ pub fn write_atomic(dest: &Path, text: &[u8]) -> Result<(), WriteError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::columnar::{Cell, RUNS};

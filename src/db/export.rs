@@ -281,6 +281,7 @@ pub fn view_columns(conn: &Connection, table: &TableDef) -> Result<Vec<String>, 
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::columnar::{Values, CASES, REQUESTS, TELEMETRY_SAMPLES};
