@@ -15,6 +15,8 @@
 //! under a hidden temporary name and renamed into place, the manifest last,
 //! so a reader never sees half a file and a killed export leaves the files
 //! of the last one whole. A table a run has no rows of gets no file.
+// Built without the writer, only the error that says so is used.
+#![cfg_attr(not(feature = "parquet"), allow(dead_code, unused_imports))]
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
