@@ -344,9 +344,11 @@ mod write {
             .filter(|(_, e)| files_present(&cfg.dir, e))
             .map(|(id, e)| (id.clone(), e.content_hash.clone()))
             .collect();
+        // Twice the cores, at most four: a worker waits on the disk for
+        // each file's sync about as long as it computes.
         let workers = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .clamp(1, 4)
+            .map_or(1, |n| 2 * n.get())
+            .clamp(2, 4)
             .min(selected.len().max(1));
         let next = AtomicUsize::new(0);
         let stop = AtomicBool::new(false);

@@ -304,6 +304,19 @@ fn exporting_again_writes_only_what_changed() {
     // Without it again, the verdicts go.
     stormlog(&db, &["export", "--parquet", d, "--all"]);
     assert!(!partition(&dir, "slo_verdicts", "burst").exists());
+
+    // `--all` from a database without a run removes the run's files;
+    // naming runs removes nothing.
+    let other = tmp.path().join("other.db");
+    stormlog(&other, &["ingest", burst.to_str().unwrap()]);
+    let named = stormlog(&other, &["export", "--parquet", d, "burst"]);
+    assert!(named.contains("0 removed"), "{named}");
+    assert!(partition(&dir, "requests", "failures").exists());
+    let all = stormlog(&other, &["export", "--parquet", d, "--all"]);
+    assert!(all.contains("1 removed"), "{all}");
+    assert!(!partition(&dir, "requests", "failures").exists());
+    assert!(!dir.join("requests/run_id=failures").exists());
+    assert_export_equals_views(&other, &dir);
 }
 
 #[test]
