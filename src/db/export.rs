@@ -11,7 +11,7 @@ use crate::sql::{self, Query};
 
 /// Rows per batch (and so per Parquet row group): a run of a few thousand
 /// requests is one group; a huge run is several, and memory stays bounded.
-pub const BATCH_ROWS: usize = 65_536;
+pub const BATCH_ROWS: usize = 32_768;
 
 /// Why rows could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -192,6 +192,15 @@ impl Drop for Snapshot<'_> {
     fn drop(&mut self) {
         let _ = self.conn.execute_batch("COMMIT");
     }
+}
+
+/// How many request rows a run has.
+pub fn request_rows(conn: &Connection, run_id: &str) -> Result<u64, DbError> {
+    let q = &sql::LOAD_REQUEST_COUNT;
+    let n: i64 = conn
+        .query_row(q.sql, named_params! {":run_id": run_id}, |r| r.get(0))
+        .map_err(DbError::query(q))?;
+    Ok(n.max(0) as u64)
 }
 
 /// The database's schema version.

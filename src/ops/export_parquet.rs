@@ -352,14 +352,15 @@ mod write {
             .min(selected.len().max(1));
         let next = AtomicUsize::new(0);
         let stop = AtomicBool::new(false);
+        let big = std::sync::Mutex::new(());
         let mut failure: Option<ParquetError> = None;
         let mut last_checkpoint = std::time::Instant::now();
         std::thread::scope(|scope| -> Result<(), ParquetError> {
             let (tx, rx) = std::sync::mpsc::channel::<Result<Outcome, ParquetError>>();
             for _ in 0..workers {
                 let tx = tx.clone();
-                let (next, stop, selected, old_hashes, salt) =
-                    (&next, &stop, &selected, &old_hashes, &salt);
+                let (next, stop, selected, old_hashes, salt, big) =
+                    (&next, &stop, &selected, &old_hashes, &salt, &big);
                 scope.spawn(move || {
                     let conn = match db::open(&cfg.db, db::Mode::ReadOnly) {
                         Ok(c) => c,
@@ -374,7 +375,7 @@ mod write {
                             break;
                         };
                         let old = old_hashes.get(id).map(String::as_str);
-                        let r = export_run(&conn, cfg, id, old, salt);
+                        let r = export_run(&conn, cfg, id, old, salt, big);
                         let failed = r.is_err();
                         if tx.send(r).is_err() || failed {
                             break;
@@ -462,6 +463,7 @@ mod write {
         id: &str,
         old: Option<&str>,
         salt: &[u8],
+        big: &std::sync::Mutex<()>,
     ) -> Result<Outcome, ParquetError> {
         let _snapshot = db::export::Snapshot::begin(conn)?;
         let Some(hash) = db::export::content_hash(conn, id, salt)? else {
@@ -470,6 +472,16 @@ mod write {
         if old == Some(hash.as_str()) {
             return Ok(Outcome::Unchanged);
         }
+        // Memory is bounded by one run, not by the workers: a run of more
+        // than a batch is written while no other such run is.
+        let _big = if db::export::request_rows(conn, id)? > db::export::BATCH_ROWS as u64 {
+            Some(
+                big.lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+            )
+        } else {
+            None
+        };
         let partition = columnar::partition_dir(id);
         let written = write_run(conn, &cfg.dir, id, &partition, cfg.policy.as_ref())?;
         Ok(Outcome::Written(hash, written))
