@@ -16,6 +16,7 @@
 pub mod analysis;
 pub mod cli;
 pub mod collector;
+pub mod columnar;
 pub mod compare;
 pub mod db;
 pub mod exit;

@@ -19,6 +19,14 @@ macro_rules! query {
     };
 }
 
+query!(EXPORT_CASES, "export/cases");
+query!(EXPORT_REQUESTS, "export/requests");
+query!(EXPORT_RUN, "export/run");
+query!(EXPORT_RUN_FILES, "export/run_files");
+query!(EXPORT_SCHEMA_VERSION, "export/schema_version");
+query!(EXPORT_SELECT_RUNS, "export/select_runs");
+query!(EXPORT_SERVER_SAMPLES, "export/server_samples");
+query!(EXPORT_SINCE_NS, "export/since_ns");
 query!(INGEST_DELETE_CACHE_STATES, "ingest/delete_cache_states");
 query!(
     INGEST_DELETE_CLOCK_ALIGNMENTS,
@@ -92,6 +100,14 @@ query!(TELEMETRY_UPSERT_IDENTITY, "telemetry/upsert_identity");
 
 /// Every registered statement.
 pub const ALL: &[Query] = &[
+    EXPORT_CASES,
+    EXPORT_REQUESTS,
+    EXPORT_RUN,
+    EXPORT_RUN_FILES,
+    EXPORT_SCHEMA_VERSION,
+    EXPORT_SELECT_RUNS,
+    EXPORT_SERVER_SAMPLES,
+    EXPORT_SINCE_NS,
     INGEST_DELETE_CACHE_STATES,
     INGEST_DELETE_CLOCK_ALIGNMENTS,
     INGEST_DELETE_CONTEXTS,

@@ -136,6 +136,7 @@ pub struct RunsDeleteArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = super::export_parquet::AFTER_HELP)]
 pub struct ExportArgs {
     #[command(flatten)]
     pub db: DbArg,
@@ -145,8 +146,18 @@ pub struct ExportArgs {
     /// Write to FILE instead of stdout (parent directories are created).
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// The run id (see `stormlog runs`).
-    pub run: String,
+    #[command(flatten)]
+    pub parquet: super::export_parquet::ParquetFlags,
+    /// With --parquet: judge every exported run under an SLO criterion KEY:MS
+    /// (repeatable) into slo_verdicts/.
+    #[arg(long, value_name = "KEY:MS", requires = "parquet")]
+    pub slo: Vec<String>,
+    /// With --parquet: judge every exported run under an SLO policy file.
+    #[arg(long = "slo-file", value_name = "FILE", requires = "parquet")]
+    pub slo_file: Option<PathBuf>,
+    /// The run id (see `stormlog runs`); with --parquet, any number of them.
+    #[arg(value_name = "RUN", required_unless_present_any = ["all", "since"])]
+    pub run: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -506,8 +517,18 @@ fn cmd_runs(a: RunsArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exi
 }
 
 fn cmd_export(a: ExportArgs, out: &mut dyn Write) -> Result<Exit> {
+    if let Some(dir) = a.parquet.parquet.clone() {
+        let policy = cli_policy(&a.slo, a.slo_file.as_deref())?;
+        return super::export_parquet::run(dir, &a.parquet, a.db.db, a.run, policy, out);
+    }
+    let [name] = a.run.as_slice() else {
+        return Err(CliError::new(
+            Exit::Usage,
+            "export writes one run as JSONL; name exactly one (--parquet DIR takes several)",
+        ));
+    };
     let conn = db::read::open_for_reading(&a.db.db)?;
-    let run = crate::db::runs::resolve(&conn, &a.run)?;
+    let run = crate::db::runs::resolve(&conn, name)?;
     let text = if a.telemetry {
         crate::db::runs::export_telemetry(&conn, &run)?
     } else {

@@ -3,6 +3,7 @@
 pub mod commands;
 pub mod history;
 pub mod slo;
+pub mod export_parquet;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -98,10 +99,14 @@ nothing of it was, then a summary; the exit status is 5 when any file was refuse
   stormlog runs --format json
   stormlog runs delete o100                          # remove a run and all it holds")]
     Runs(commands::RunsArgs),
-    /// Write a stored run back out as JSONL (its artifact, or its telemetry).
+    /// Write stored runs back out: one as JSONL (artifact or telemetry), many as Parquet.
+    ///
+    /// `--parquet DIR` writes Hive-partitioned Parquet for DuckDB, Spark and
+    /// Trino (docs/scale.md); again later, only new or changed runs.
     #[command(after_help = "Examples:
   stormlog export fixed_rate > fixed_rate.jsonl      # the artifact, record for record
-  stormlog export telemetry_joined --telemetry -o server.jsonl")]
+  stormlog export telemetry_joined --telemetry -o server.jsonl
+  stormlog export --parquet lake/ --all              # every run, as Parquet")]
     Export(commands::ExportArgs),
     /// Rebuild a run's analysis report from the project database.
     #[command(after_help = "Examples:

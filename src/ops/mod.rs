@@ -9,3 +9,4 @@
 
 pub mod history;
 pub mod slo;
+pub mod export_parquet;

@@ -11,5 +11,6 @@ mod database;
 mod firsthour;
 mod history;
 mod segment;
+mod export_parquet;
 mod slo;
 mod slo_questions;

@@ -1,0 +1,404 @@
+//! The project as columns, for engines built for fleets (docs/scale.md): the
+//! tables `export --parquet` writes, each the column list of a documented
+//! view (docs/sql.md), and a batch of rows held column by column.
+//!
+//! Nothing here touches SQLite or the `parquet` crate: `db::export` fills
+//! batches from the views, `columnar::writer` (the `parquet` feature) turns
+//! them into Parquet files, and `ops::export_parquet` says which runs go
+//! where. Data flows `db -> Batch -> writer`.
+#[cfg(feature = "parquet")]
+pub mod writer;
+
+/// What a column holds, and how a Parquet file types it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// INT64.
+    Int,
+    /// DOUBLE.
+    Real,
+    /// BYTE_ARRAY annotated STRING (UTF-8).
+    Text,
+    /// An instant: INT64 nanoseconds since the Unix epoch, annotated
+    /// TIMESTAMP(NANOS, adjusted to UTC).
+    Instant,
+}
+
+/// One column of an exported table.
+#[derive(Debug, Clone, Copy)]
+pub struct ColumnDef {
+    pub name: &'static str,
+    pub kind: Kind,
+}
+
+/// One exported table: where it goes and which view its rows come from.
+#[derive(Debug)]
+pub struct TableDef {
+    /// The folder (or, for `runs`, the file stem) under the export directory.
+    pub name: &'static str,
+    /// The view (or other source) whose columns these are.
+    pub source: &'static str,
+    pub columns: &'static [ColumnDef],
+}
+
+const fn c(name: &'static str, kind: Kind) -> ColumnDef {
+    ColumnDef { name, kind }
+}
+
+use Kind::{Instant as TS, Int as I, Real as R, Text as T};
+
+/// `requests/run_id=<id>/part-0.parquet`: the rows of `v_requests`.
+pub const REQUESTS: TableDef = TableDef {
+    name: "requests",
+    source: "v_requests",
+    columns: &[
+        c("run_id", T),
+        c("case_key", T),
+        c("case_id", T),
+        c("phase", T),
+        c("seq", I),
+        c("request_id", T),
+        c("request_index", I),
+        c("status", T),
+        c("status_key", T),
+        c("ok", I),
+        c("http_status", I),
+        c("error_type", T),
+        c("error_message", T),
+        c("finish_reason", T),
+        c("e2e_ms", R),
+        c("ttft_ms", R),
+        c("first_chunk_ms", R),
+        c("dispatch_lag_ms", R),
+        c("e2e_from_intended_ms", R),
+        c("prompt_tokens", I),
+        c("output_tokens", I),
+        c("total_tokens", I),
+        c("output_token_source", T),
+        c("stream", I),
+        c("arrival_mode", T),
+        c("concurrency", I),
+        c("in_flight_at_dispatch", I),
+        c("model", T),
+        c("endpoint", T),
+        c("intended_at_ns", TS),
+        c("started_at_ns", TS),
+        c("ended_at_ns", TS),
+        c("started_at", T),
+        c("ended_at", T),
+        c("started_s", R),
+        c("ended_s", R),
+        c("x_request_id", T),
+        c("trace_id", T),
+        c("intended_at_ms", I),
+        c("started_at_ms", I),
+        c("ended_at_ms", I),
+    ],
+};
+
+/// `cases/run_id=<id>/part-0.parquet`: the rows of `v_case_summary`.
+pub const CASES: TableDef = TableDef {
+    name: "cases",
+    source: "v_case_summary",
+    columns: &[
+        c("run_id", T),
+        c("phase", T),
+        c("case_key", T),
+        c("requests", I),
+        c("ok", I),
+        c("failed", I),
+        c("failure_rate", R),
+        c("e2e_mean_ms", R),
+        c("e2e_min_ms", R),
+        c("e2e_max_ms", R),
+        c("ttft_mean_ms", R),
+        c("ttft_min_ms", R),
+        c("ttft_max_ms", R),
+        c("output_tokens", I),
+        c("window_s", R),
+    ],
+};
+
+/// `telemetry_samples/run_id=<id>/part-0.parquet`: the rows of `v_server_samples`.
+pub const TELEMETRY_SAMPLES: TableDef = TableDef {
+    name: "telemetry_samples",
+    source: "v_server_samples",
+    columns: &[
+        c("run_id", T),
+        c("sample_run_id", T),
+        c("file_id", I),
+        c("file_name", T),
+        c("seq", I),
+        c("host", T),
+        c("pid", I),
+        c("process_start_ns", TS),
+        c("boot_id", T),
+        c("device_uuid", T),
+        c("gpu_instance_id", T),
+        c("replica_id", T),
+        c("rank", I),
+        c("group_id", T),
+        c("world_size", I),
+        c("observed_at_ns", TS),
+        c("observed_at", T),
+        c("observed_s", R),
+        c("metric", T),
+        c("state", T),
+        c("value_bytes", I),
+        c("value_mib", R),
+        c("source", T),
+        c("interval_ms", I),
+        c("provenance", T),
+        c("detail", T),
+        c("observed_at_ms", I),
+    ],
+};
+
+/// `runs.parquet`: the rows of `v_runs`, one per exported run.
+pub const RUNS: TableDef = TableDef {
+    name: "runs",
+    source: "v_runs",
+    columns: &[
+        c("run_id", T),
+        c("session_id", T),
+        c("model", T),
+        c("endpoint", T),
+        c("started_at_ns", TS),
+        c("started_at", T),
+        c("session_status", T),
+        c("cases", I),
+        c("requests", I),
+        c("ok", I),
+        c("failed", I),
+        c("telemetry_files", I),
+        c("artifact_name", T),
+        c("artifact_sha256", T),
+        c("record_count", I),
+        c("ingested_at", T),
+        c("started_at_ms", I),
+    ],
+};
+
+/// `slo_verdicts/run_id=<id>/part-0.parquet` (with `--slo`/`--slo-file`):
+/// one row per run and case, the columns of `report --all --format json`
+/// (the targets as a JSON array in text).
+pub const SLO_VERDICTS: TableDef = TableDef {
+    name: "slo_verdicts",
+    source: "report --all --format json",
+    columns: &[
+        c("run_id", T),
+        c("case_id", T),
+        c("policy", T),
+        c("digest", T),
+        c("status", T),
+        c("reason", T),
+        c("offered", I),
+        c("met", I),
+        c("missed", I),
+        c("unknown", I),
+        c("attainment_lower", R),
+        c("attainment_upper", R),
+        c("goodput_lower_rps", R),
+        c("goodput_upper_rps", R),
+        c("targets", T),
+        c("verdict", T),
+    ],
+};
+
+/// The per-run tables, in the order an export writes them.
+pub const PER_RUN: [&TableDef; 3] = [&REQUESTS, &CASES, &TELEMETRY_SAMPLES];
+
+/// One value on its way into a batch.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell<'a> {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(&'a str),
+}
+
+/// A column's values; `defined[i]` is false where row `i` is NULL, and the
+/// values hold only the defined rows (Parquet's own layout).
+#[derive(Debug, Clone)]
+pub enum Values {
+    Int(Vec<i64>),
+    Real(Vec<f64>),
+    /// The defined strings end to end; value `k` ends at `ends[k]`.
+    Text {
+        data: Vec<u8>,
+        ends: Vec<usize>,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct Column {
+    pub defined: Vec<bool>,
+    pub values: Values,
+}
+
+/// Why a value could not go into its column.
+#[derive(Debug, thiserror::Error)]
+#[error("{table}.{column}: a {found} value where the column holds {expected:?}")]
+pub struct TypeMismatch {
+    pub table: &'static str,
+    pub column: &'static str,
+    pub found: &'static str,
+    pub expected: Kind,
+}
+
+/// Rows of one table, column by column.
+#[derive(Debug, Clone)]
+pub struct Batch {
+    pub table: &'static TableDef,
+    pub columns: Vec<Column>,
+    rows: usize,
+}
+
+impl Batch {
+    pub fn new(table: &'static TableDef) -> Batch {
+        let columns = table
+            .columns
+            .iter()
+            .map(|d| Column {
+                defined: Vec::new(),
+                values: match d.kind {
+                    Kind::Int | Kind::Instant => Values::Int(Vec::new()),
+                    Kind::Real => Values::Real(Vec::new()),
+                    Kind::Text => Values::Text {
+                        data: Vec::new(),
+                        ends: Vec::new(),
+                    },
+                },
+            })
+            .collect();
+        Batch {
+            table,
+            columns,
+            rows: 0,
+        }
+    }
+
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+
+    /// Empties the batch, keeping its allocations.
+    pub fn clear(&mut self) {
+        for col in &mut self.columns {
+            col.defined.clear();
+            match &mut col.values {
+                Values::Int(v) => v.clear(),
+                Values::Real(v) => v.clear(),
+                Values::Text { data, ends } => {
+                    data.clear();
+                    ends.clear();
+                }
+            }
+        }
+        self.rows = 0;
+    }
+
+    /// Sets column `i` of the row being added. Every column is set once per
+    /// row, in order, then `end_row` counts it. An integer in a REAL column
+    /// is the same number and goes in as one; any other mismatch is refused.
+    pub fn push(&mut self, i: usize, cell: Cell<'_>) -> Result<(), TypeMismatch> {
+        let col = &mut self.columns[i];
+        let found = match (&mut col.values, cell) {
+            (_, Cell::Null) => {
+                col.defined.push(false);
+                return Ok(());
+            }
+            (Values::Int(v), Cell::Int(x)) => {
+                v.push(x);
+                None
+            }
+            (Values::Real(v), Cell::Real(x)) => {
+                v.push(x);
+                None
+            }
+            (Values::Real(v), Cell::Int(x)) => {
+                v.push(x as f64);
+                None
+            }
+            (Values::Text { data, ends }, Cell::Text(s)) => {
+                data.extend_from_slice(s.as_bytes());
+                ends.push(data.len());
+                None
+            }
+            (_, Cell::Int(_)) => Some("integer"),
+            (_, Cell::Real(_)) => Some("real"),
+            (_, Cell::Text(_)) => Some("text"),
+        };
+        match found {
+            None => {
+                col.defined.push(true);
+                Ok(())
+            }
+            Some(found) => Err(TypeMismatch {
+                table: self.table.name,
+                column: self.table.columns[i].name,
+                found,
+                expected: self.table.columns[i].kind,
+            }),
+        }
+    }
+
+    pub fn end_row(&mut self) {
+        self.rows += 1;
+    }
+}
+
+/// The folder name of a run's partition: `run_id=<id>` with every byte
+/// outside `[A-Za-z0-9._-]` written `%XX`, as Hive escapes partition values
+/// (DuckDB, Spark and Trino read it back as the id).
+pub fn partition_dir(run_id: &str) -> String {
+    let mut s = String::with_capacity(run_id.len() + 7);
+    s.push_str("run_id=");
+    for b in run_id.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-') {
+            s.push(b as char);
+        } else {
+            s.push_str(&format!("%{b:02X}"));
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partition_names_escape_what_a_path_cannot_hold() {
+        assert_eq!(partition_dir("run-1.a_b"), "run_id=run-1.a_b");
+        assert_eq!(partition_dir("a/b c=d"), "run_id=a%2Fb%20c%3Dd");
+        assert_eq!(partition_dir("é"), "run_id=%C3%A9");
+    }
+
+    #[test]
+    fn a_batch_keeps_nulls_out_of_the_values() {
+        let mut b = Batch::new(&CASES);
+        for (i, d) in CASES.columns.iter().enumerate() {
+            let cell = match (i, d.kind) {
+                (1, _) => Cell::Null,
+                (_, Kind::Text) => Cell::Text("x"),
+                (_, Kind::Real) => Cell::Int(3),
+                _ => Cell::Int(2),
+            };
+            b.push(i, cell).unwrap();
+        }
+        b.end_row();
+        assert_eq!(b.rows(), 1);
+        assert_eq!(b.columns[1].defined, vec![false]);
+        assert!(matches!(&b.columns[1].values, Values::Text { ends, .. } if ends.is_empty()));
+        assert!(matches!(&b.columns[6].values, Values::Real(v) if v == &[3.0]));
+        let err = b.push(3, Cell::Text("no")).unwrap_err();
+        assert_eq!(err.column, "requests");
+        b.clear();
+        assert!(b.is_empty());
+    }
+}
