@@ -1,9 +1,9 @@
 //! Command-line parsing and dispatch: clap types, and the mapping of errors to
 //! exit statuses. The work itself lives in the library modules.
 pub mod commands;
+pub mod export_parquet;
 pub mod history;
 pub mod slo;
-pub mod export_parquet;
 
 use std::io::Write;
 use std::path::PathBuf;

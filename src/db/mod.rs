@@ -17,9 +17,9 @@ pub mod tables;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::OpenFlags;
 /// An open project database: the handle callers above `db` pass back to it.
 pub use rusqlite::Connection;
+use rusqlite::OpenFlags;
 
 use crate::sql::Query;
 

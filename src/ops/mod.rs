@@ -7,6 +7,6 @@
 //! Commands written before this layer still keep their glue in
 //! `cli/commands.rs`; they move here one at a time.
 
+pub mod export_parquet;
 pub mod history;
 pub mod slo;
-pub mod export_parquet;
