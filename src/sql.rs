@@ -57,6 +57,7 @@ query!(LOAD_ATTACHED_SPANS, "load/attached_spans");
 query!(LOAD_CACHE_STATES, "load/cache_states");
 query!(LOAD_CLOCK_ALIGNMENTS, "load/clock_alignments");
 query!(LOAD_CONTEXTS, "load/contexts");
+query!(LOAD_DISPATCHES, "load/dispatches");
 query!(LOAD_PHASE_WINDOWS, "load/phase_windows");
 query!(LOAD_RECORDS, "load/records");
 query!(LOAD_RECORDS_ANALYSIS, "load/records_analysis");
@@ -120,6 +121,7 @@ pub const ALL: &[Query] = &[
     LOAD_CACHE_STATES,
     LOAD_CLOCK_ALIGNMENTS,
     LOAD_CONTEXTS,
+    LOAD_DISPATCHES,
     LOAD_PHASE_WINDOWS,
     LOAD_RECORDS,
     LOAD_RECORDS_ANALYSIS,

@@ -596,6 +596,12 @@ pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
     // same order; a stable one would allocate half the requests again as
     // scratch (75 MB at 300,000 requests). The requests arrive in order anyway.
     data.records.sort_unstable_by_key(|(seq, _)| *seq);
+    if crate::analysis::execution::needs_dispatches(&data.records) {
+        for (seq, body) in load_bodies(conn, &sql::LOAD_DISPATCHES, run_id)? {
+            data.dispatches
+                .push((seq, Value::Object(contexts.expand(&body))));
+        }
+    }
     // The requests come in order (load_requests).
     data.samples.sort_unstable_by_key(|s| s.seq);
     Ok(data)

@@ -15,6 +15,9 @@ pub struct RunData {
     pub samples: Vec<SystemSample>,
     /// Every other record, decoded (contexts expanded), with its position.
     pub records: Vec<(i64, Value)>,
+    /// The `infer.dispatch` records, decoded, in file order: loaded only when
+    /// the run has execution-hook evidence (they feed that block alone).
+    pub dispatches: Vec<(i64, Value)>,
 }
 
 impl RunData {

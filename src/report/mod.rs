@@ -1,6 +1,7 @@
 //! The analysis report (report.md): assembled from a loaded run by the pure
 //! passes in `analysis`, `slo` and `join`, and rendered as the reference's JSON
 //! or text. Renderers return strings; only the CLI writes them out.
+pub mod execution_text;
 pub mod judge;
 pub mod text;
 
@@ -358,11 +359,16 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
             "server_join": joined.server_join,
             "server_targets": joined.server_targets,
             "vllm": vllm,
-            "execution": {"available": false},
+            "execution": crate::analysis::execution::block(&crate::analysis::execution::Inputs {
+                records: &data.records,
+                requests: &data.requests,
+                dispatches: &data.dispatches,
+            }),
         },
     });
     let mut server_lines = joined.run_text_lines;
     server_lines.extend(crate::vllm::run_text_lines(&json["telemetry"]["vllm"]));
+    server_lines.extend(execution_text::lines(&json["telemetry"]["execution"]));
     let mut server_case_lines = joined.case_text_lines;
     if let Some(cases) = json["cases"].as_object() {
         for key in cases.keys() {
