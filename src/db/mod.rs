@@ -4,6 +4,7 @@
 //! forward-only migrations in `migrations/`, tracked by `PRAGMA user_version`,
 //! in one transaction. A database written by a newer stormlog is refused.
 //! Every connection gets stormlog's SQL functions (`functions`).
+pub mod execution;
 pub mod functions;
 pub mod pack;
 pub mod raw;
@@ -35,6 +36,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0004_request_packs",
         include_str!("../../migrations/0004_request_packs.sql"),
+    ),
+    (
+        "0005_execution_facts",
+        include_str!("../../migrations/0005_execution_facts.sql"),
     ),
 ];
 

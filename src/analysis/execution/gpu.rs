@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use super::event::{busy_intervals, Event};
+use super::fact::Fact;
 use super::steps::Steps;
 
 type Intervals = Vec<(i64, i64)>;
@@ -70,28 +70,25 @@ impl Scope {
 
 /// The scopes by `<device_uuid>@<clock_domain>`, and the unmeasured counts.
 pub fn dimensions(
-    activities: &[Event<'_>],
+    activities: &[&Fact<'_>],
     steps: &Steps<'_, '_>,
 ) -> (BTreeMap<String, Scope>, Value) {
     let mut scopes: BTreeMap<String, Scope> = BTreeMap::new();
     let (mut records, mut summed, mut linked_records) = (0i64, 0i64, 0i64);
     for activity in activities {
-        if activity.field("activity_domain").as_str() != Some("gpu") {
+        if !activity.gpu {
             continue;
         }
         let Some((key, busy)) = measured(activity) else {
             records += 1;
-            linked_records += i64::from(activity.reference("iteration_ref").is_some());
+            linked_records += i64::from(activity.main.is_some());
             summed = summed.saturating_add(summed_ns(activity));
             continue;
         };
         let scope = scopes.entry(key).or_default();
-        match activity.reference("iteration_ref") {
+        match activity.main {
             None => {
-                let reason = match activity.meta("unresolved_reason") {
-                    v if crate::pyjson::truthy(v) => crate::pyjson::str_form(v),
-                    _ => "unknown".into(),
-                };
+                let reason = activity.label.as_deref().unwrap_or("unknown").to_owned();
                 scope
                     .unlinked
                     .entry(reason)
@@ -130,26 +127,20 @@ pub fn dimensions(
 
 /// The scope of a measurable activity and its busy intervals: a UUID-less
 /// or wall-clock activity, or one without a complete span, is not measured.
-fn measured(activity: &Event<'_>) -> Option<(String, Intervals)> {
-    let uuid = activity.ctx_str("device_uuid")?;
-    if !matches!(activity.ctx_str("clock_kind"), Some("monotonic" | "device")) {
+fn measured(activity: &Fact<'_>) -> Option<(String, Intervals)> {
+    let uuid = activity.scope.device_uuid?;
+    if !matches!(activity.scope.clock_kind, "monotonic" | "device") {
         return None;
     }
-    let domain = activity.ctx_str("clock_domain").unwrap_or("");
-    let (start, end) = (activity.int("start_ns"), activity.int("end_ns"));
-    let busy = match activity.meta("intervals") {
-        Value::Null => vec![(start?, end?)],
-        raw => busy_intervals(raw, start, end)?,
-    };
-    Some((format!("{uuid}@{domain}"), busy))
+    let busy = activity.busy.clone()?;
+    Some((format!("{uuid}@{}", activity.scope.clock_domain), busy))
 }
 
-fn summed_ns(activity: &Event<'_>) -> i64 {
-    let summed = activity.meta("summed_duration_ns");
-    if crate::pyjson::is_int(summed) {
-        return crate::pyjson::int_value(summed);
+fn summed_ns(activity: &Fact<'_>) -> i64 {
+    if let Some(summed) = activity.summed {
+        return summed;
     }
-    match (activity.int("start_ns"), activity.int("end_ns")) {
+    match (activity.start_ns, activity.end_ns) {
         (Some(s), Some(e)) => e - s,
         _ => 0,
     }

@@ -99,11 +99,9 @@ pub fn capture_loss(imports: &[Value], steps: &Steps<'_, '_>) -> Value {
     let iterations = steps.iterations.values();
     let incomplete = iterations
         .clone()
-        .filter(|it| it.meta("state").as_str() == Some(INCOMPLETE))
+        .filter(|it| it.label.as_deref() == Some(INCOMPLETE))
         .count();
-    let update_failed = iterations
-        .filter(|it| pyjson::truthy(it.meta("update_failed")))
-        .count();
+    let update_failed = iterations.filter(|it| it.update_failed).count();
     let total = |k: &str| totals.get(k).copied().unwrap_or(0);
     json!({
         "epochs": latest.len(),

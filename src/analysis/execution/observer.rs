@@ -7,8 +7,7 @@ use crate::analysis::observers::{not_requested, phase_state, requested, Phase};
 use crate::model::RunData;
 use crate::pyjson;
 
-/// The last record's `name` value with `component == name` among the
-/// capabilities records.
+/// The last `infer.capabilities` record of a component.
 fn last_capability<'a>(data: &'a RunData, component: &str) -> Option<&'a Value> {
     data.of_type("infer.capabilities")
         .filter(|r| pyjson::get(r, "component").as_str() == Some(component))
@@ -195,10 +194,11 @@ pub(crate) fn execution(data: &RunData, cfg: &Value, phases: &[Phase]) -> Value 
             .iter()
             .all(|b| b.is_object() && pyjson::get(b, "basis").as_str() == Some(LIVENESS_BASIS)))
     .then_some(blocks);
-    let starts: Vec<f64> = data
+    let mut starts: Vec<f64> = data
         .of_type("infer.iteration")
         .filter_map(|r| pyjson::number(pyjson::get(pyjson::get(r, "metadata"), "start_wall_ns")))
         .collect();
+    starts.extend(super::stored_step_starts(&data.execution_facts));
     let mut judged = Map::new();
     for p in phases {
         let mut reasons = problems.clone();

@@ -2,12 +2,13 @@
 //! (report.md §6.4 step 5): its membership state, its ownership (this run's
 //! requests, other clients', both, or unresolved IDs), the cases of its run
 //! members and whether it was shared.
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 
 use foldhash::fast::RandomState;
-use serde_json::Value;
 
-use super::event::{Event, Ref};
+use super::event::Ref;
+use super::fact::Fact;
 
 pub const OWN: &str = "run";
 pub const FOREIGN: &str = "foreign";
@@ -16,11 +17,11 @@ pub const INCOMPLETE: &str = "incomplete";
 
 /// A membership's ownership: its own `metadata.ownership` when a non-empty
 /// string, else `run` for a request the client produced, else `unknown`.
-pub fn ownership<'a>(membership: &Event<'a>) -> &'a str {
-    match membership.meta("ownership") {
-        Value::String(s) if !s.is_empty() => s,
-        _ => {
-            if membership.reference("request_ref").map(|r| r.producer) == Some("stormlog") {
+pub fn ownership<'f>(membership: &'f Fact<'_>) -> &'f str {
+    match &membership.label {
+        Some(owner) => owner,
+        None => {
+            if membership.request.map(|r| r.producer) == Some("stormlog") {
                 OWN
             } else {
                 "unknown"
@@ -29,34 +30,29 @@ pub fn ownership<'a>(membership: &Event<'a>) -> &'a str {
     }
 }
 
-/// An integer count (not a boolean).
-fn count(v: &Value) -> Option<i64> {
-    if crate::pyjson::is_int(v) {
-        v.as_i64()
-    } else {
-        None
-    }
-}
-
 pub struct Steps<'a, 'c> {
     /// The iterations the execution import wrote.
-    pub iterations: HashMap<Ref<'a>, Event<'a>, RandomState>,
+    pub iterations: HashMap<Ref<'a>, &'a Fact<'a>, RandomState>,
     /// Every resolved membership by its iteration.
-    members: HashMap<Ref<'a>, Vec<Event<'a>>, RandomState>,
+    members: HashMap<Ref<'a>, Vec<&'a Fact<'a>>, RandomState>,
     /// The client's request IDs to their cases.
-    cases_by_request: &'c HashMap<String, String, RandomState>,
+    cases_by_request: &'c HashMap<Cow<'c, str>, Cow<'c, str>, RandomState>,
 }
 
 impl<'a, 'c> Steps<'a, 'c> {
     pub fn new(
-        iterations: HashMap<Ref<'a>, Event<'a>, RandomState>,
-        memberships: &[Event<'a>],
-        cases_by_request: &'c HashMap<String, String, RandomState>,
+        iterations: HashMap<Ref<'a>, &'a Fact<'a>, RandomState>,
+        memberships: &[&'a Fact<'a>],
+        cases_by_request: &'c HashMap<Cow<'c, str>, Cow<'c, str>, RandomState>,
     ) -> Self {
-        let mut members: HashMap<Ref<'a>, Vec<Event<'a>>, RandomState> = HashMap::default();
-        for m in memberships {
-            if let Some(it) = m.reference("iteration_ref") {
-                members.entry(it).or_default().push(*m);
+        let mut members: HashMap<Ref<'a>, Vec<&'a Fact<'a>>, RandomState> = HashMap::default();
+        for m in memberships
+            .iter()
+            .copied()
+            .filter(|m| m.kind == super::event::Kind::Membership)
+        {
+            if let Some(it) = m.main {
+                members.entry(it).or_default().push(m);
             }
         }
         Steps {
@@ -66,7 +62,7 @@ impl<'a, 'c> Steps<'a, 'c> {
         }
     }
 
-    fn members(&self, iteration: &Ref<'a>) -> &[Event<'a>] {
+    fn members(&self, iteration: &Ref<'a>) -> &[&'a Fact<'a>] {
         self.members.get(iteration).map_or(&[], Vec::as_slice)
     }
 
@@ -74,7 +70,7 @@ impl<'a, 'c> Steps<'a, 'c> {
     pub fn membership_state(&self, iteration: &Ref<'a>) -> &'static str {
         match self.iterations.get(iteration) {
             Some(it) if !self.members(iteration).is_empty() => {
-                if it.meta("state").as_str() == Some(INCOMPLETE) {
+                if it.label.as_deref() == Some(INCOMPLETE) {
                     INCOMPLETE
                 } else {
                     "complete"
@@ -105,15 +101,8 @@ impl<'a, 'c> Steps<'a, 'c> {
     /// has all three (they include members withheld for privacy), else its
     /// memberships counted.
     fn member_counts(&self, iteration: &Ref<'a>) -> (i64, i64, i64) {
-        if let Some(it) = self.iterations.get(iteration) {
-            let counts = (
-                count(it.meta("run_members")),
-                count(it.meta("foreign_members")),
-                count(it.meta("unresolved_members")),
-            );
-            if let (Some(r), Some(f), Some(u)) = counts {
-                return (r, f, u);
-            }
+        if let Some(counts) = self.iterations.get(iteration).and_then(|it| it.counts) {
+            return counts;
         }
         let mut counts = (0, 0, 0);
         for m in self.members(iteration) {
@@ -132,8 +121,8 @@ impl<'a, 'c> Steps<'a, 'c> {
         self.members(iteration)
             .iter()
             .filter(|m| ownership(m) == OWN)
-            .filter_map(|m| m.reference("request_ref"))
-            .filter_map(|r| self.cases_by_request.get(r.id).map(String::as_str))
+            .filter_map(|m| m.request)
+            .filter_map(|r| self.cases_by_request.get(r.id).map(|c| c.as_ref()))
             .collect()
     }
 
