@@ -794,6 +794,16 @@ pub fn py_eq(a: &Value, b: &Value) -> bool {
     eq_at(a, b, false)
 }
 
+/// Python `a == b` of two dicts (their values compare as inside a container).
+pub fn py_eq_nested_maps(
+    a: &serde_json::Map<String, Value>,
+    b: &serde_json::Map<String, Value>,
+) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .all(|(k, p)| b.get(k).is_some_and(|q| eq_at(p, q, true)))
+}
+
 fn eq_at(a: &Value, b: &Value, nested: bool) -> bool {
     if let (Some(x), Some(y)) = (py_num(a), py_num(b)) {
         return match (x, y) {

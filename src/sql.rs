@@ -33,6 +33,26 @@ query!(
     "ingest/delete_clock_alignments"
 );
 query!(INGEST_DELETE_CONTEXTS, "ingest/delete_contexts");
+query!(
+    INGEST_DELETE_EXECUTION_FACTS,
+    "ingest/delete_execution_facts"
+);
+query!(
+    INGEST_DELETE_EXECUTION_WHOLE,
+    "ingest/delete_execution_whole"
+);
+query!(
+    INGEST_INSERT_EXECUTION_FACTS,
+    "ingest/insert_execution_facts"
+);
+query!(
+    INGEST_INSERT_EXECUTION_WHOLE,
+    "ingest/insert_execution_whole"
+);
+query!(LOAD_EXECUTION_FACTS, "load/execution_facts");
+query!(LOAD_EXECUTION_BODIES, "load/execution_bodies");
+query!(LOAD_EXECUTION_RECORDS, "load/execution_records");
+query!(LOAD_EXECUTION_RECORDS_EXIST, "load/execution_records_exist");
 query!(INGEST_DELETE_PHASE_WINDOWS, "ingest/delete_phase_windows");
 query!(INGEST_DELETE_RECORDS, "ingest/delete_records");
 query!(INGEST_DELETE_REQUESTS, "ingest/delete_requests");
@@ -67,6 +87,7 @@ query!(LOAD_ATTACHED_SPANS, "load/attached_spans");
 query!(LOAD_CACHE_STATES, "load/cache_states");
 query!(LOAD_CLOCK_ALIGNMENTS, "load/clock_alignments");
 query!(LOAD_CONTEXTS, "load/contexts");
+query!(LOAD_DISPATCHES, "load/dispatches");
 query!(LOAD_PHASE_WINDOWS, "load/phase_windows");
 query!(LOAD_RECORDS, "load/records");
 query!(LOAD_RECORDS_ANALYSIS, "load/records_analysis");
@@ -111,6 +132,14 @@ pub const ALL: &[Query] = &[
     INGEST_DELETE_CACHE_STATES,
     INGEST_DELETE_CLOCK_ALIGNMENTS,
     INGEST_DELETE_CONTEXTS,
+    INGEST_DELETE_EXECUTION_FACTS,
+    INGEST_DELETE_EXECUTION_WHOLE,
+    INGEST_INSERT_EXECUTION_FACTS,
+    INGEST_INSERT_EXECUTION_WHOLE,
+    LOAD_EXECUTION_FACTS,
+    LOAD_EXECUTION_BODIES,
+    LOAD_EXECUTION_RECORDS,
+    LOAD_EXECUTION_RECORDS_EXIST,
     INGEST_DELETE_PHASE_WINDOWS,
     INGEST_DELETE_RECORDS,
     INGEST_DELETE_REQUESTS,
@@ -142,6 +171,7 @@ pub const ALL: &[Query] = &[
     LOAD_CACHE_STATES,
     LOAD_CLOCK_ALIGNMENTS,
     LOAD_CONTEXTS,
+    LOAD_DISPATCHES,
     LOAD_PHASE_WINDOWS,
     LOAD_RECORDS,
     LOAD_RECORDS_ANALYSIS,
@@ -179,6 +209,8 @@ pub const DELETE_ARTIFACT: &[Query] = &[
     INGEST_DELETE_CACHE_STATES,
     INGEST_DELETE_CLOCK_ALIGNMENTS,
     INGEST_DELETE_CONTEXTS,
+    INGEST_DELETE_EXECUTION_FACTS,
+    INGEST_DELETE_EXECUTION_WHOLE,
     INGEST_DELETE_PHASE_WINDOWS,
     INGEST_DELETE_RECORDS,
     INGEST_DELETE_REQUESTS,

@@ -6,10 +6,10 @@ use crate::model::RunData;
 use crate::pyjson;
 
 /// A compared phase: a measured phase window with numeric start and drain end.
-struct Phase {
-    case_id: String,
-    start: i64,
-    end: i64,
+pub(crate) struct Phase {
+    pub(crate) case_id: String,
+    pub(crate) start: i64,
+    pub(crate) end: i64,
 }
 
 impl Phase {
@@ -45,13 +45,13 @@ fn config(data: &RunData) -> Value {
         .unwrap_or_else(|| json!({}))
 }
 
-fn not_requested(configured: Value, settings: Value, unjudged: Vec<&str>) -> Value {
+pub(crate) fn not_requested(configured: Value, settings: Value, unjudged: Vec<&str>) -> Value {
     json!({"requested": false, "configured": configured, "active": null, "healthy": null,
            "settings": settings, "phases": {}, "unjudged": unjudged})
 }
 
 /// The requested form: active/healthy over the judged phases.
-fn requested(
+pub(crate) fn requested(
     configured: Value,
     settings: Value,
     phases: Map<String, Value>,
@@ -75,7 +75,7 @@ fn requested(
            "settings": settings, "phases": phases, "unjudged": unjudged})
 }
 
-fn phase_state(active: bool, healthy: bool, reasons: Vec<String>) -> Value {
+pub(crate) fn phase_state(active: bool, healthy: bool, reasons: Vec<String>) -> Value {
     json!({"active": active, "healthy": active && healthy, "reasons": reasons})
 }
 
@@ -162,23 +162,15 @@ pub fn observers(data: &RunData, extra: &Map<String, Value>) -> (Value, Vec<Stri
         .cloned()
         .unwrap_or_else(|| not_requested(otlp_configured(data), Value::Null, vec![]));
     obs.push(("vllm_spans".into(), vllm_spans));
-    let trace = extra.get("trace").cloned().unwrap_or_else(|| {
-        let has_key = cfg.as_object().is_some_and(|c| c.contains_key("trace"));
-        not_requested(
-            Value::Null,
-            Value::Null,
-            if has_key {
-                vec![]
-            } else {
-                vec!["trace_settings_unrecorded"]
-            },
-        )
-    });
+    let trace = extra
+        .get("trace")
+        .cloned()
+        .unwrap_or_else(|| super::execution::observer::trace(data, &cfg, &phases));
     obs.push(("trace".into(), trace));
     let execution = extra
         .get("execution")
         .cloned()
-        .unwrap_or_else(|| not_requested(Value::Null, Value::Null, vec![]));
+        .unwrap_or_else(|| super::execution::observer::execution(data, &cfg, &phases));
     obs.push(("execution".into(), execution));
     for r in data.of_type("infer.treatments") {
         if let Some(items) = pyjson::get(r, "treatments").as_array() {

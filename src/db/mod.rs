@@ -5,6 +5,7 @@
 //! in one transaction. A database written by a newer stormlog is refused.
 //! Every connection gets stormlog's SQL functions (`functions`).
 pub mod export;
+pub mod execution;
 pub mod functions;
 pub mod history;
 pub mod pack;
@@ -48,6 +49,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0006_history_entries",
         include_str!("../../migrations/0006_history_entries.sql"),
+    ),
+    (
+        "0007_execution_facts",
+        include_str!("../../migrations/0007_execution_facts.sql"),
     ),
 ];
 

@@ -65,6 +65,8 @@ pub struct Writer<'c> {
     conn: &'c Connection,
     context: Statement<'c>,
     pack: RequestPacker<'c>,
+    /// The fact lines of the execution import's bulk records.
+    facts: super::execution::FactWriter<'c>,
 }
 
 /// A table rows are written to, and the rows waiting for it.
@@ -311,6 +313,7 @@ impl<'c> Writer<'c> {
             pack,
             targets,
             conn,
+            facts: super::execution::FactWriter::new(conn)?,
             context: conn
                 .prepare(sql::INGEST_INSERT_CONTEXT.sql)
                 .map_err(DbError::query(&sql::INGEST_INSERT_CONTEXT))?,
@@ -318,6 +321,7 @@ impl<'c> Writer<'c> {
     }
 
     pub fn context(&mut self, seq: i64, id: &str, context: &Value) -> Result<(), DbError> {
+        self.facts.context(id, context);
         self.context
             .execute(rusqlite::params![self.run_id, seq, id, context.to_string()])
             .map_err(DbError::query(&sql::INGEST_INSERT_CONTEXT))?;
@@ -330,6 +334,16 @@ impl<'c> Writer<'c> {
     /// rows' lines), not collected into a parameter list.
     pub fn row(&mut self, seq: i64, row: Row) -> Result<(), DbError> {
         let slot = row.table.unwrap_or(TABLES.len());
+        if row.table.is_none() {
+            let body = match &row.body {
+                Field::Span(s, e) => row.line.get(*s as usize..*e as usize),
+                Field::Text(t) => Some(t.as_str()),
+                _ => None,
+            };
+            if let Some(body) = body {
+                self.facts.note(seq, row.event_type.as_deref(), body);
+            }
+        }
         let target = self
             .targets
             .get_mut(slot)
@@ -391,7 +405,8 @@ impl<'c> Writer<'c> {
             self.store_queued(slot)?;
         }
         let rest = self.pack.packer.rest();
-        self.pack.store(&self.run_id, rest)
+        self.pack.store(&self.run_id, rest)?;
+        self.facts.finish(&self.run_id)
     }
 
     /// Stores a record that took the general path: encoded into the same
@@ -595,7 +610,23 @@ pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
     // Sequence numbers are unique within a run, so an unstable sort gives the
     // same order; a stable one would allocate half the requests again as
     // scratch (75 MB at 300,000 requests). The requests arrive in order anyway.
+    super::execution::load(
+        conn,
+        run_id,
+        &contexts,
+        &mut data.records,
+        &mut data.execution_facts,
+    )?;
+    if !data.execution_facts.is_empty() {
+        data.execution_contexts = contexts
+            .entries()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+    }
     data.records.sort_unstable_by_key(|(seq, _)| *seq);
+    if crate::analysis::execution::needs_dispatches(&data.records, &data.execution_facts) {
+        data.dispatches = super::execution::load_dispatches(conn, run_id)?;
+    }
     // The requests come in order (load_requests).
     data.samples.sort_unstable_by_key(|s| s.seq);
     Ok(data)

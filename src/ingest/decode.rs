@@ -34,6 +34,11 @@ impl Contexts {
         self.map.get(id)
     }
 
+    /// Every definition (in no particular order).
+    pub fn entries(&self) -> impl Iterator<Item = (&String, &Value)> {
+        self.map.iter()
+    }
+
     /// Classifies and validates one parsed line (steps 1–7 of §1.1). Definitions
     /// are registered. Returns the raw record; [`Contexts::expand`] decodes it.
     pub fn accept(&mut self, value: Value) -> Result<Line, String> {
@@ -99,13 +104,19 @@ impl Contexts {
 
     /// The decoded form of a raw record (identity for non-transport rows).
     pub fn expand(&self, raw: &Map<String, Value>) -> Map<String, Value> {
-        let Some(Value::String(id)) = raw.get("context_id") else {
-            return raw.clone();
+        self.expand_owned(raw.clone())
+    }
+
+    /// [`Contexts::expand`] of a record the caller hands over.
+    pub fn expand_owned(&self, raw: Map<String, Value>) -> Map<String, Value> {
+        let Some(context) = raw
+            .get("context_id")
+            .and_then(Value::as_str)
+            .and_then(|id| self.map.get(id))
+        else {
+            return raw;
         };
-        let Some(context) = self.map.get(id) else {
-            return raw.clone();
-        };
-        let mut m = raw.clone();
+        let mut m = raw;
         m.remove("context_id");
         m.insert("context".into(), context.clone());
         let v3 = m.get("event_type").and_then(Value::as_str) == Some("infer.activity_ref")

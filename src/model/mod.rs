@@ -15,6 +15,15 @@ pub struct RunData {
     pub samples: Vec<SystemSample>,
     /// Every other record, decoded (contexts expanded), with its position.
     pub records: Vec<(i64, Value)>,
+    /// The `infer.dispatch` records, decoded, in file order: loaded only when
+    /// the run has execution-hook evidence (they feed that block alone).
+    pub dispatches: Vec<(i64, Value)>,
+    /// The execution import's bulk records the database holds as fact lines
+    /// (`execution_facts`, src/analysis/execution/fact.rs), in segments of
+    /// newline-ended lines, and the contexts the lines name (empty without
+    /// lines). The records without a line are among `records`.
+    pub execution_facts: Vec<String>,
+    pub execution_contexts: std::collections::BTreeMap<String, Value>,
 }
 
 impl RunData {

@@ -1,6 +1,7 @@
 //! The analysis report (report.md): assembled from a loaded run by the pure
 //! passes in `analysis`, `slo` and `join`, and rendered as the reference's JSON
 //! or text. Renderers return strings; only the CLI writes them out.
+pub mod execution_text;
 pub mod judge;
 pub mod people;
 mod segments;
@@ -371,11 +372,18 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
             "server_join": joined.server_join,
             "server_targets": joined.server_targets,
             "vllm": vllm,
-            "execution": {"available": false},
+            "execution": crate::analysis::execution::block(&crate::analysis::execution::Inputs {
+                records: &data.records,
+                requests: &data.requests,
+                dispatches: &data.dispatches,
+                facts: &data.execution_facts,
+                contexts: &data.execution_contexts,
+            }),
         },
     });
     let mut server_lines = joined.run_text_lines;
     server_lines.extend(crate::vllm::run_text_lines(&json["telemetry"]["vllm"]));
+    server_lines.extend(execution_text::lines(&json["telemetry"]["execution"]));
     let mut server_case_lines = joined.case_text_lines;
     if let Some(cases) = json["cases"].as_object() {
         for key in cases.keys() {
@@ -434,13 +442,16 @@ pub(crate) fn admitted_ids(
     external_spans: &[Value],
     join: &crate::vllm::SpanJoin,
 ) -> Option<HashSet<String>> {
-    let hook: HashSet<String> = data
+    let mut hook: HashSet<String> = data
         .of_type("infer.request")
         .filter(|r| pyjson::get(r, "schema_version").as_i64() == Some(2))
         .map(|r| pyjson::get(pyjson::get(r, "metadata"), "x_request_id"))
         .filter(|x| pyjson::truthy(x))
         .map(pyjson::str_form)
         .collect();
+    hook.extend(crate::analysis::execution::stored_hook_ids(
+        &data.execution_facts,
+    ));
     let span_source = !external_spans.is_empty()
         || data.of_type("infer.vllm_span").next().is_some()
         || data.of_type("infer.session").any(|s| {
@@ -461,9 +472,14 @@ fn vllm_relevant(data: &RunData, external_spans: &[Value]) -> bool {
         || data.records.iter().any(|(_, r)| {
             matches!(
                 pyjson::get(r, "event_type").as_str(),
-                Some("infer.vllm_scrape") | Some("infer.vllm_span") | Some("infer.capabilities")
-            ) || (pyjson::get(r, "event_type").as_str() == Some("infer.session")
-                && (pyjson::get(pyjson::get(r, "config"), "vllm_spans").is_object()
-                    || pyjson::get(pyjson::get(r, "config"), "vllm_metrics").is_object()))
+                Some("infer.vllm_scrape") | Some("infer.vllm_span")
+            ) || (pyjson::get(r, "event_type").as_str() == Some("infer.capabilities")
+                // Only `vllm.*` components feed the block (vllm::engine):
+                // an execution import's engine adapter or a trace collector
+                // alone leaves it absent.
+                && pyjson::str_form(pyjson::get(r, "component")).starts_with("vllm."))
+                || (pyjson::get(r, "event_type").as_str() == Some("infer.session")
+                    && (pyjson::get(pyjson::get(r, "config"), "vllm_spans").is_object()
+                        || pyjson::get(pyjson::get(r, "config"), "vllm_metrics").is_object()))
         })
 }

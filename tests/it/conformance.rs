@@ -41,12 +41,20 @@ fn is_compare(dir: &Path) -> bool {
     std::fs::read_to_string(dir.join("command")).is_ok_and(|c| c.trim() == "compare")
 }
 
+/// The analyze cases, and the bad inputs the reference reads leniently (those
+/// with an `expected.json`): both go through analyze and ingest + report.
 fn analyze_cases() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(fixtures().join("cases"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| !p.join("command").exists())
         .collect();
+    v.extend(
+        std::fs::read_dir(fixtures().join("bad"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.join("expected.json").exists() && !p.join("expected.rc").exists()),
+    );
     v.sort();
     v
 }

@@ -12,5 +12,6 @@ mod export_parquet;
 mod firsthour;
 mod history;
 mod segment;
+mod execution;
 mod slo;
 mod slo_questions;

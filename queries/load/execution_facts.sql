@@ -1,0 +1,7 @@
+-- A run's fact-line segments (migrations/0005), in order.
+-- Parameters: :run_id
+-- Columns: body
+SELECT body
+FROM execution_facts
+WHERE run_id = :run_id
+ORDER BY segment

@@ -1,0 +1,389 @@
+//! `telemetry.execution` (report.md §6.4): how much of the run the imported
+//! vLLM execution log (`infer import-execution`: steps, memberships, the
+//! hook's requests) and profiler activity explain, kept as separate
+//! dimensions: linkage, membership, ownership, measurement and capture loss.
+//! Case figures count every step a case's request shared, so they are
+//! labelled non-additive; nothing here estimates a request's GPU cost.
+//!
+//! `event` parses the correlation records, `resolve` de-duplicates them into
+//! entities, `steps` judges each imported step, `gpu` unions busy time and
+//! `loss` reads the imports' counters; `observer` judges the `execution` and
+//! `trace` observers (report.md §7).
+pub mod event;
+pub mod fact;
+pub mod gpu;
+pub mod loss;
+pub mod observer;
+pub mod resolve;
+pub mod steps;
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+
+use foldhash::fast::RandomState;
+use serde_json::{json, Map, Value};
+
+use crate::model::Request;
+use crate::pyjson;
+use event::Event;
+
+/// `context.source` of what `infer import-execution` wrote.
+pub const IMPORT_SOURCE: &str = "stormlog.infer.import_execution";
+
+const NON_ADDITIVE: &str = "steps shared between cases or with other clients count in each";
+
+/// What the block reads of a run: its decoded records (requests and samples
+/// aside), its client requests and its `infer.dispatch` records (the
+/// analysis load leaves those out; see [`needs_dispatches`]).
+pub struct Inputs<'a> {
+    pub records: &'a [(i64, Value)],
+    pub requests: &'a [Request],
+    pub dispatches: &'a [(i64, Value)],
+    /// Bulk records the database stored as fact lines ([`fact::Fact`]),
+    /// and the contexts their lines name.
+    pub facts: &'a [String],
+    pub contexts: &'a BTreeMap<String, Value>,
+}
+
+/// Whether the block can be more than `{"available": false}`, so that the
+/// dispatch records are worth loading: an engine-adapter capability or an
+/// iteration among the records.
+pub fn needs_dispatches(records: &[(i64, Value)], facts: &[String]) -> bool {
+    !facts.is_empty()
+        || records.iter().any(|(_, r)| {
+            matches!(
+                pyjson::get(r, "event_type").as_str(),
+                Some("infer.iteration") | Some("infer.capabilities")
+            )
+        })
+}
+
+/// The client's request IDs to their cases: `str(request_id)` ->
+/// `str(case_id)` of every `infer.request` and `infer.dispatch` record with a
+/// truthy `x_request_id`, the later record winning.
+///
+/// A request without a `case_id` key is grouped as `unknown` by the loaded
+/// view, where the reference's map says `None`; the report's cases call it
+/// `unknown` too, so that request's case name differs only here.
+fn cases_by_request<'a>(inputs: &Inputs<'a>) -> HashMap<Cow<'a, str>, Cow<'a, str>, RandomState> {
+    let mut found: Vec<(i64, Cow<'a, str>, Cow<'a, str>)> = Vec::new();
+    for r in inputs.requests {
+        if pyjson::truthy(&r.x_request_id) {
+            found.push((
+                r.seq,
+                str_of(&r.request_id),
+                Cow::Borrowed(r.case_key.as_str()),
+            ));
+        }
+    }
+    let records = inputs.records.iter().chain(inputs.dispatches);
+    for (seq, r) in records {
+        let kind = pyjson::get(r, "event_type").as_str();
+        if matches!(kind, Some("infer.request") | Some("infer.dispatch"))
+            && pyjson::truthy(pyjson::get(r, "x_request_id"))
+        {
+            found.push((
+                *seq,
+                str_of(pyjson::get(r, "request_id")),
+                str_of(pyjson::get(r, "case_id")),
+            ));
+        }
+    }
+    // Each source comes in file order: a stable sort merges the runs.
+    found.sort_by_key(|(seq, _, _)| *seq);
+    found.into_iter().map(|(_, id, case)| (id, case)).collect()
+}
+
+/// Python's `str(v)`, borrowed when `v` is a string.
+fn str_of(v: &Value) -> Cow<'_, str> {
+    match v {
+        Value::String(s) if pyjson::sentinel_f64(s).is_none() => Cow::Borrowed(s),
+        other => Cow::Owned(pyjson::str_form(other)),
+    }
+}
+
+/// The correlation events among the records, and how many failed the parse.
+fn events(records: &[(i64, Value)]) -> (Vec<Event<'_>>, usize) {
+    let mut events = Vec::new();
+    let mut skipped = 0;
+    for (_, r) in records {
+        let Some(m) = r.as_object() else { continue };
+        if event::is_legacy(m) {
+            continue;
+        }
+        match event::parse(m) {
+            Some(e) => events.push(e),
+            None => skipped += 1,
+        }
+    }
+    (events, skipped)
+}
+
+/// The hook requests' truthy `metadata.x_request_id`s among the stored
+/// facts (the server-confirmed requests, report.md §4.2.5; those kept as
+/// records are read there).
+pub fn stored_hook_ids(facts: &[String]) -> Vec<String> {
+    fact::lines(facts)
+        .filter_map(|line| fact::field(line, 'r', 15))
+        .filter(|x| !x.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The steps' `metadata.start_wall_ns` among the stored facts.
+pub fn stored_step_starts(facts: &[String]) -> impl Iterator<Item = f64> + '_ {
+    fact::lines(facts)
+        .filter_map(|line| fact::field(line, 'i', 10))
+        .filter_map(|v| v.parse().ok())
+}
+
+/// The block (report.md §6.4).
+pub fn block(inputs: &Inputs<'_>) -> Value {
+    let (events, mut skipped) = events(inputs.records);
+    let imports = loss::imports(&events);
+    let graph = match resolve::resolve(&events) {
+        Ok(g) => g,
+        Err(e) => return unresolved(e, imports),
+    };
+    // The stored lines' contexts, and the resolved entities' own.
+    let line_scopes: HashMap<&str, fact::Scope<'_>, RandomState> = inputs
+        .contexts
+        .iter()
+        .filter_map(|(id, c)| c.as_object().map(|c| (id.as_str(), fact::Scope::of(c))))
+        .collect();
+    let entities: Vec<&Event<'_>> = graph
+        .requests
+        .iter()
+        .chain(graph.iterations.values())
+        .chain(&graph.memberships)
+        .chain(&graph.activities)
+        .collect();
+    let entity_scopes: Vec<fact::Scope<'_>> = entities
+        .iter()
+        .map(|e| fact::Scope::of(e.context))
+        .collect();
+    let mut facts: Vec<fact::Fact<'_>> =
+        Vec::with_capacity(entities.len() + fact::lines(inputs.facts).count());
+    facts.extend(
+        entities
+            .iter()
+            .zip(&entity_scopes)
+            .filter_map(|(e, scope)| fact::Fact::of(e, scope)),
+    );
+    let resolved = facts.len();
+    for line in fact::lines(inputs.facts) {
+        match fact::Fact::decode(line, |id| line_scopes.get(id)) {
+            Some(f) => facts.push(f),
+            // A line that does not read is counted like a record the parse refuses.
+            None => skipped += 1,
+        }
+    }
+    if let Err(e) = check_stored(&events, &facts[resolved..]) {
+        return unresolved(e, imports);
+    }
+    let of_kind =
+        |k: event::Kind| -> Vec<&fact::Fact<'_>> { facts.iter().filter(|f| f.kind == k).collect() };
+    let iterations: HashMap<_, _, RandomState> = of_kind(event::Kind::Iteration)
+        .into_iter()
+        .filter(|it| it.scope.source == IMPORT_SOURCE)
+        .filter_map(|it| it.main.map(|r| (r, it)))
+        .collect();
+    if imports.is_empty() && iterations.is_empty() {
+        return json!({"available": false});
+    }
+    let memberships = of_kind(event::Kind::Membership);
+    let activities = of_kind(event::Kind::Activity);
+    let requests: Vec<&fact::Fact<'_>> = of_kind(event::Kind::Request);
+    let cases = cases_by_request(inputs);
+    let steps = steps::Steps::new(iterations, &memberships, &cases);
+    let (mut scopes, unmeasured) = gpu::dimensions(&activities, &steps);
+    let mut owners: BTreeMap<&str, i64> = BTreeMap::new();
+    for m in memberships.iter().copied() {
+        if m.main.is_some_and(|it| steps.iterations.contains_key(&it)) {
+            *owners.entry(steps::ownership(m)).or_default() += 1;
+        }
+    }
+    let mut block = json!({
+        "available": true,
+        "iterations": iteration_counts(&steps),
+        "memberships": owners,
+        "requests": request_counts(&requests, cases.len()),
+        "capture_loss": loss::capture_loss(&imports, &steps),
+        "cases": case_coverage(&steps, &mut scopes),
+        "non_additive": NON_ADDITIVE,
+        "unmeasured": unmeasured,
+        "imports": imports,
+    });
+    let gpu: Map<String, Value> = scopes
+        .iter_mut()
+        .map(|(k, scope)| (k.clone(), scope.summary()))
+        .collect();
+    block["gpu"] = Value::Object(gpu);
+    if skipped > 0 {
+        block["skipped_records"] = json!(skipped);
+    }
+    block
+}
+
+fn unresolved(e: resolve::ResolveError, imports: Vec<Value>) -> Value {
+    json!({"available": !imports.is_empty(), "error": e.to_string(), "imports": imports})
+}
+
+/// The stored facts against the parsed events: one run, and no identity
+/// shared with an event of another kind (the ingest kept every bulk record
+/// whose identity or entity repeats among the bulk records as a body, so
+/// the only possible clash is with another kind's event: a conflict).
+fn check_stored(
+    events: &[Event<'_>],
+    stored: &[fact::Fact<'_>],
+) -> Result<(), resolve::ResolveError> {
+    if stored.is_empty() {
+        return Ok(());
+    }
+    let run = events
+        .first()
+        .map_or(stored[0].scope.run_id, |e| e.run_id());
+    if stored.iter().any(|f| f.scope.run_id != run) {
+        return Err(resolve::ResolveError::MultipleRuns);
+    }
+    let identities: std::collections::HashSet<(&str, &str, &str), RandomState> =
+        events.iter().map(Event::identity).collect();
+    if stored
+        .iter()
+        .any(|f| identities.contains(&(f.scope.session, f.scope.producer, f.event_id)))
+    {
+        return Err(resolve::ResolveError::ConflictingEvent);
+    }
+    Ok(())
+}
+
+fn iteration_counts(steps: &steps::Steps<'_, '_>) -> Value {
+    let mut states: BTreeMap<String, i64> = BTreeMap::new();
+    let mut owners: BTreeMap<&str, i64> = BTreeMap::new();
+    for (r, it) in &steps.iterations {
+        let state = it.label.as_deref().unwrap_or("complete").to_owned();
+        *states.entry(state).or_default() += 1;
+        *owners.entry(steps.ownership(r)).or_default() += 1;
+    }
+    json!({
+        "total": steps.iterations.len(),
+        "complete": states.get("complete").copied().unwrap_or(0),
+        "incomplete": states.get(steps::INCOMPLETE).copied().unwrap_or(0),
+        "ownership": owners,
+    })
+}
+
+/// The hook's requests by ownership, and how many of the run's it bound.
+fn request_counts(requests: &[&fact::Fact<'_>], run_total: usize) -> Value {
+    let mut owners: HashMap<&str, i64, RandomState> = HashMap::default();
+    let mut bound: std::collections::HashSet<&str, RandomState> = Default::default();
+    for r in requests.iter().filter(|r| r.scope.source == IMPORT_SOURCE) {
+        let owner = r.label.as_deref().unwrap_or("unknown");
+        if owner == steps::OWN {
+            if let Some(req) = r.main {
+                bound.insert(req.id);
+            }
+        }
+        *owners.entry(owner).or_default() += 1;
+    }
+    let owners: BTreeMap<&str, i64> = owners.into_iter().collect();
+    json!({
+        "executions": owners,
+        "run_requests_bound": bound.len(),
+        "run_requests_total": run_total,
+    })
+}
+
+/// Per case: its steps, how many were shared, and its linked GPU time per
+/// scope (a union over every step it took part in).
+fn case_coverage(steps: &steps::Steps<'_, '_>, scopes: &mut BTreeMap<String, gpu::Scope>) -> Value {
+    let mut cases: BTreeMap<&str, (i64, i64)> = BTreeMap::new();
+    for r in steps.iterations.keys() {
+        let of = steps.cases(r);
+        let shared = steps.shared(r, of.len());
+        for case in of {
+            let entry = cases.entry(case).or_default();
+            entry.0 += 1;
+            entry.1 += i64::from(shared);
+        }
+    }
+    let mut out = Map::new();
+    for (case, (n, shared)) in cases {
+        let mut gpu = Map::new();
+        for (key, scope) in scopes.iter_mut() {
+            if let Some(items) = scope.cases.get_mut(case) {
+                gpu.insert(key.clone(), json!({"linked_ns": gpu::union_ns(items)}));
+            }
+        }
+        out.insert(
+            case.to_owned(),
+            json!({"iterations": n, "shared_iterations": shared, "non_additive": shared > 0, "gpu": gpu}),
+        );
+    }
+    Value::Object(out)
+}
+
+/// The event types an execution import (and a profiler trace) writes in
+/// bulk; the database keeps them in a slim form besides (migrations/0007).
+pub const BULK_TYPES: [&str; 4] = [
+    "infer.activity_ref",
+    "infer.iteration",
+    "infer.membership",
+    "infer.request",
+];
+
+/// The stored line of a decoded bulk record ([`fact::Fact::encode`]):
+/// None when the report must read the record itself: a legacy record, one
+/// the parse refuses, one without the compact transport's `context_id`
+/// (`raw_context_id`), or one whose strings do not fit a line.
+pub fn fact_line(decoded: &Map<String, Value>, raw_context_id: Option<&str>) -> Option<String> {
+    let context_id = raw_context_id?;
+    if event::is_legacy(decoded) {
+        return None;
+    }
+    let e = event::parse(decoded)?;
+    // The line names its context; the fact's scope is not written.
+    let scope = fact::Scope::default();
+    fact::Fact::of(&e, &scope)?.encode(context_id)
+}
+
+/// The keys under which two events are compared whole: their identity
+/// (session, producer, event id) and, for an entity, its kind and key.
+/// None for a record the parse refuses (it is only counted). Two bulk
+/// records sharing a key are both read whole by the report.
+pub fn comparison_keys(record: &Map<String, Value>) -> Option<(String, Option<String>)> {
+    if event::is_legacy(record) {
+        return None;
+    }
+    let e = event::parse(record)?;
+    let (session, producer, id) = e.identity();
+    let identity = format!("{session}\u{1f}{producer}\u{1f}{id}");
+    let r = |k: &str| {
+        e.reference(k).map_or_else(
+            || "\u{1e}".to_owned(),
+            |r| format!("{}\u{1f}{}", r.producer, r.id),
+        )
+    };
+    let entity = match e.kind {
+        event::Kind::Request => Some(format!(
+            "r\u{1d}{}\u{1d}{}",
+            r("request_ref"),
+            r("attempt_ref")
+        )),
+        event::Kind::Iteration => Some(format!("i\u{1d}{}", r("iteration_ref"))),
+        event::Kind::Membership => Some(format!(
+            "m\u{1d}{}\u{1d}{}\u{1d}{}\u{1d}{}",
+            r("request_ref"),
+            r("attempt_ref"),
+            r("iteration_ref"),
+            e.field("role").as_str().unwrap_or("")
+        )),
+        event::Kind::Activity => Some(format!("a\u{1d}{}", r("activity_ref"))),
+        _ => None,
+    };
+    Some((identity, entity))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests;
