@@ -53,6 +53,16 @@ query!(INSERT_SYSTEM_SAMPLES, "ingest/insert_system_samples");
 query!(INSERT_VLLM_SCRAPES, "ingest/insert_vllm_scrapes");
 query!(INSERT_VLLM_SPANS, "ingest/insert_vllm_spans");
 query!(INSERT_WORKLOADS, "ingest/insert_workloads");
+query!(IMPORTS_CHUNKS, "imports/chunks");
+query!(IMPORTS_DELETE, "imports/delete");
+query!(IMPORTS_DELETE_CASES, "imports/delete_cases");
+query!(IMPORTS_DELETE_FILES, "imports/delete_files");
+query!(IMPORTS_FILES, "imports/files");
+query!(IMPORTS_FIND, "imports/find");
+query!(IMPORTS_INSERT_CASE, "imports/insert_case");
+query!(IMPORTS_INSERT_CHUNK, "imports/insert_chunk");
+query!(IMPORTS_INSERT_FILE, "imports/insert_file");
+query!(IMPORTS_INSERT_IMPORT, "imports/insert_import");
 query!(LOAD_ATTACHED_SPANS, "load/attached_spans");
 query!(LOAD_CACHE_STATES, "load/cache_states");
 query!(LOAD_CLOCK_ALIGNMENTS, "load/clock_alignments");
@@ -116,6 +126,16 @@ pub const ALL: &[Query] = &[
     INSERT_VLLM_SCRAPES,
     INSERT_VLLM_SPANS,
     INSERT_WORKLOADS,
+    IMPORTS_CHUNKS,
+    IMPORTS_DELETE,
+    IMPORTS_DELETE_CASES,
+    IMPORTS_DELETE_FILES,
+    IMPORTS_FILES,
+    IMPORTS_FIND,
+    IMPORTS_INSERT_CASE,
+    IMPORTS_INSERT_CHUNK,
+    IMPORTS_INSERT_FILE,
+    IMPORTS_INSERT_IMPORT,
     LOAD_ATTACHED_SPANS,
     LOAD_CACHE_STATES,
     LOAD_CLOCK_ALIGNMENTS,

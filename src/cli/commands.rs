@@ -82,7 +82,13 @@ pub struct IngestArgs {
     /// telemetry carries; span files always need it).
     #[arg(long, value_name = "RUN")]
     pub run: Option<String>,
-    /// Artifact (`infer profile` JSONL) or server telemetry (`collect-server` JSONL) files.
+    /// Store an imported tool's run under this id (default: the tool's own
+    /// id of the run, else the tool's name and a content hash).
+    #[arg(long = "run-id", value_name = "ID")]
+    pub run_id: Option<String>,
+    /// Artifact (`infer profile` JSONL) or server telemetry (`collect-server` JSONL) files,
+    /// or another tool's results (AIPerf, GuideLLM, inference-perf, vLLM bench serve): a
+    /// result file or the tool's output folder (docs/import.md).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
 }
@@ -217,6 +223,7 @@ fn cmd_ingest(a: IngestArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Resul
         progress: true,
         run: a.run.clone(),
         skip_digest: false,
+        run_id: a.run_id.clone(),
     };
     let mut failures: Vec<CliError> = Vec::new();
     for path in &a.files {
@@ -227,6 +234,7 @@ fn cmd_ingest(a: IngestArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Resul
                     Kind::Artifact => "artifact",
                     Kind::Telemetry => "telemetry",
                     Kind::Spans => "vLLM spans",
+                    Kind::Import(tool) => tool.name(),
                 };
                 let verb = match done.outcome {
                     Outcome::Added => "ingested",
@@ -329,6 +337,19 @@ fn cmd_runs(a: RunsArgs, out: &mut dyn Write) -> Result<Exit> {
 fn cmd_export(a: ExportArgs, out: &mut dyn Write) -> Result<Exit> {
     let conn = db::open(&a.db.db, Mode::ReadWrite)?;
     let run = crate::db::runs::resolve(&conn, &a.run)?;
+    if !a.telemetry {
+        // An imported run: the tool's own result file, as it was read.
+        if let Some((index, _, _)) = crate::db::imports::files(&conn, &run)?.first() {
+            let bytes = crate::db::imports::original(&conn, &run, *index)?;
+            match a.output {
+                Some(path) => std::fs::write(&path, &bytes).map_err(|e| {
+                    CliError::new(Exit::Unexpected, format!("{}: {e}", path.display()))
+                })?,
+                None => out.write_all(&bytes)?,
+            }
+            return Ok(Exit::Ok);
+        }
+    }
     let text = if a.telemetry {
         crate::db::runs::export_telemetry(&conn, &run)?
     } else {
@@ -488,7 +509,10 @@ fn cmd_report(a: ReportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
         clock_uncertainty_ns: a.join.clock_uncertainty_ns,
         external_spans: spans.clone(),
     };
-    let rep = report::build(&data, inputs)?;
+    let mut rep = report::build(&data, inputs)?;
+    if let Some(p) = crate::db::imports::provenance(&conn, &run)? {
+        report::imported::annotate(&mut rep, &p, &data);
+    }
     clock.mark("report");
     let exit = emit(&rep, a.format, a.output.as_deref(), out, err)?;
     let exit = if a.check {

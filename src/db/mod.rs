@@ -5,6 +5,7 @@
 //! in one transaction. A database written by a newer stormlog is refused.
 //! Every connection gets stormlog's SQL functions (`functions`).
 pub mod functions;
+pub mod imports;
 pub mod pack;
 pub mod raw;
 pub mod runs;
@@ -35,6 +36,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0004_request_packs",
         include_str!("../../migrations/0004_request_packs.sql"),
+    ),
+    (
+        "0005_imports",
+        include_str!("../../migrations/0005_imports.sql"),
     ),
 ];
 
