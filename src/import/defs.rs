@@ -57,15 +57,34 @@ pub fn percentile_linear(sorted: &[f64], q: f64) -> Option<f64> {
     Some(sorted[lo] + (sorted[hi.min(n - 1)] - sorted[lo]) * frac)
 }
 
-/// GuideLLM's percentile: the value at index `int(q/100 · n)` of the sorted
-/// values (no interpolation), clamped to the last.
-pub fn percentile_guidellm(sorted: &[f64], q: f64) -> Option<f64> {
-    let n = sorted.len();
-    if n == 0 {
+/// GuideLLM's percentile (`Percentiles.from_pdf`): equal values merged
+/// with their weights summed, each weight over the total, the cumulative sum
+/// taken in order, and the first value whose cumulative probability reaches
+/// `q` (0..=100) chosen: no interpolation. `pairs` are (value, weight); plain
+/// values have weight 1, GuideLLM's TPOT and ITL are weighted by tokens.
+pub fn percentile_guidellm(pairs: &[(f64, f64)], q: f64) -> Option<f64> {
+    let mut v: Vec<(f64, f64)> = pairs.iter().copied().filter(|p| p.1 > 0.0).collect();
+    if v.is_empty() {
         return None;
     }
-    let i = ((q / 100.0) * n as f64) as usize;
-    Some(sorted[i.min(n - 1)])
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut merged: Vec<(f64, f64)> = Vec::with_capacity(v.len());
+    for (x, w) in v {
+        match merged.last_mut() {
+            Some(last) if last.0 == x => last.1 += w,
+            _ => merged.push((x, w)),
+        }
+    }
+    let total: f64 = merged.iter().map(|p| p.1).sum();
+    let target = q / 100.0;
+    let mut cdf = 0.0;
+    for (x, w) in &merged {
+        cdf += w / total;
+        if cdf >= target {
+            return Some(*x);
+        }
+    }
+    merged.last().map(|p| p.0)
 }
 
 #[cfg(test)]
@@ -107,8 +126,13 @@ mod tests {
         assert_eq!(percentile_linear(&v, 50.0), Some(25.0));
         assert!((percentile_linear(&v, 90.0).unwrap() - 37.0).abs() < 1e-12);
         assert_eq!(percentile_linear(&v, 100.0), Some(40.0));
-        // GuideLLM: index int(0.5·4) = 2 → 30; int(0.99·4) = 3 → 40.
-        assert_eq!(percentile_guidellm(&v, 50.0), Some(30.0));
-        assert_eq!(percentile_guidellm(&v, 99.0), Some(40.0));
+        // GuideLLM: cumulative 0.25, 0.5, 0.75, 1: the first reaching 0.5 is
+        // 20, reaching 0.9 is 40; weights shift it (20 weighs 3 of 6: 0.5 at 20).
+        let w: Vec<(f64, f64)> = v.iter().map(|x| (*x, 1.0)).collect();
+        assert_eq!(percentile_guidellm(&w, 50.0), Some(20.0));
+        assert_eq!(percentile_guidellm(&w, 90.0), Some(40.0));
+        let weighted = [(10.0, 1.0), (20.0, 2.0), (30.0, 3.0)];
+        assert_eq!(percentile_guidellm(&weighted, 50.0), Some(20.0));
+        assert_eq!(percentile_guidellm(&weighted, 51.0), Some(30.0));
     }
 }

@@ -51,27 +51,46 @@ fn fmt_err(at: &str, e: impl std::fmt::Display, what: &str) -> FormatError {
     FormatError::new(at, format!("{e}; expected {what}"))
 }
 
-/// The HTTP status an error text names (`HTTP 500`, `status code 429`, `Server error '503 …'`).
+/// The HTTP status an error text names (`HTTP Error 500`, `status code
+/// 429`, `Server error '503 …'`, `"code": 500`, or a bare reason phrase such
+/// as `Internal Server Error`), or None.
 pub fn http_status_in(text: &str) -> Option<i64> {
     let lower = text.to_ascii_lowercase();
     for key in [
+        "http error ",
         "status code ",
         "http ",
         "error '",
         "status: ",
         "status_code=",
+        "\"code\": ",
     ] {
-        if let Some(i) = lower.find(key) {
-            let digits: String = lower[i + key.len()..]
+        let mut from = 0;
+        while let Some(i) = lower[from..].find(key) {
+            let at = from + i + key.len();
+            let digits: String = lower[at..]
                 .chars()
                 .take_while(char::is_ascii_digit)
                 .collect();
             if digits.len() == 3 {
                 return digits.parse().ok();
             }
+            from = at;
         }
     }
-    None
+    const PHRASES: &[(&str, i64)] = &[
+        ("internal server error", 500),
+        ("too many requests", 429),
+        ("service unavailable", 503),
+        ("bad gateway", 502),
+        ("gateway timeout", 504),
+        ("bad request", 400),
+        ("not found", 404),
+    ];
+    PHRASES
+        .iter()
+        .find(|(p, _)| lower.contains(p))
+        .map(|(_, code)| *code)
 }
 
 fn request_of(g: GRequest, kind: &str, case: usize, rate_driven: bool) -> Request {
@@ -358,6 +377,9 @@ mod tests {
             Some(500)
         );
         assert_eq!(http_status_in("status code 429"), Some(429));
+        assert_eq!(http_status_in("HTTP Error 500"), Some(500));
+        assert_eq!(http_status_in("Internal Server Error"), Some(500));
+        assert_eq!(http_status_in("{\"code\": 503}"), Some(503));
         assert_eq!(http_status_in("connection refused"), None);
     }
 }

@@ -67,8 +67,13 @@ fn request_of(q: IpRequest) -> Request {
     let ok = q.error.is_none();
     let mut r = Request::new(0, Status::Ok);
     if let Some(e) = &q.error {
-        let text = e.error_msg.as_deref().unwrap_or("");
-        let code = super::guidellm::http_status_in(text);
+        let text = format!(
+            "{} {}",
+            e.error_type.as_deref().unwrap_or(""),
+            e.error_msg.as_deref().unwrap_or("")
+        );
+        let code = super::guidellm::http_status_in(&text);
+        let text = text.as_str();
         r.status = Status::of_failure(code, text);
         r.http_status = code;
         r.error_type = e.error_type.clone();
@@ -109,18 +114,20 @@ fn request_of(q: IpRequest) -> Request {
                 (Some(p), Some(o)) => Some(p + o),
                 _ => None,
             });
-    // inference-perf's own figures: TTFT to the first output token, its
-    // TPOT without the first token, "normalized" TPOT with it.
+    // inference-perf's own figures (reportgen/base.py): TTFT to the first
+    // output token; TPOT from the first to the last output token over the
+    // gaps; "normalized" TPOT the whole latency over the tokens (0 without
+    // tokens); tokens the client's re-tokenized count.
     if ok {
-        let tool_tokens = resp.output_tokens.or(r.output_tokens);
-        let tool_ttft = tokens_at.first().map(|f| (f - q.start_time) * 1e3);
-        r.tool.ttft_ms = tool_ttft;
+        let n = resp.output_tokens.unwrap_or(0);
         r.tool.e2e_ms = Some(e2e);
-        r.tool.output_tokens = tool_tokens;
-        if let (Some(t), Some(n)) = (tool_ttft, tool_tokens) {
-            r.tool.tpot_ms = defs::tpot_excluding_first(e2e, t, n);
+        r.tool.output_tokens = resp.output_tokens;
+        r.tool.itl_ms = Some(defs::tpot_including_first(e2e, n).unwrap_or(0.0));
+        if tokens_at.len() > 1 {
+            let (first, last) = (tokens_at[0], tokens_at[tokens_at.len() - 1]);
+            r.tool.ttft_ms = Some((first - q.start_time) * 1e3);
+            r.tool.tpot_ms = defs::itl_first_to_last(first, last, n);
         }
-        r.tool.itl_ms = tool_tokens.and_then(|n| defs::tpot_including_first(e2e, n));
     }
     r
 }
@@ -337,11 +344,13 @@ pub fn parse(reader: impl Read, side: Side) -> Result<Import, FormatError> {
     );
     imp.define(
         "tool.tpot",
-        "inference-perf time_per_output_token: (request_latency - time_to_first_token) / (output_tokens - 1)",
+        "inference-perf time_per_output_token: (last output token time - first) / (output_tokens - 1), \
+         streamed requests with more than one token time",
     );
     imp.define(
         "tool.itl",
-        "inference-perf normalized_time_per_output_token: request_latency / output_tokens (first token included)",
+        "inference-perf normalized_time_per_output_token: request_latency / output_tokens (first token \
+         included; 0 without tokens)",
     );
     imp.define(
         "tool.inter_token_latency",

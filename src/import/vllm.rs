@@ -183,8 +183,8 @@ pub fn parse(reader: impl Read) -> Result<Import, FormatError> {
             } else {
                 // vLLM keeps a failure's slot with zero latencies: no figures.
                 r.ended_at_ns = r.started_at_ns;
+                r.http_status = err.as_deref().and_then(super::guidellm::http_status_in);
                 r.error_message = err;
-                r.error_type = Some("error".into());
             }
             r.stream = Some(true);
             r.prompt_tokens = a.input_lens.as_ref().and_then(|v| v[i]);
