@@ -11,6 +11,7 @@
 //! describes the behaviour in prose.
 
 pub mod compat;
+pub mod definitions;
 pub mod dist;
 pub mod engine;
 pub mod metrics;
@@ -261,7 +262,20 @@ fn summarize_and_compare(
         };
         let baseline = summarize(&args.baseline)?;
         let candidate = summarize(&args.candidate)?;
-        return engine::compare_runs(baseline, candidate, spec);
+        let mut compared = engine::compare_runs(baseline, candidate, spec)?;
+        let provenance = |runs: &[PathBuf]| -> Vec<Option<crate::import::Provenance>> {
+            runs.iter()
+                .map(|r| {
+                    let id = crate::db::runs::resolve(&conn, &r.to_string_lossy()).ok()?;
+                    crate::db::imports::provenance(&conn, &id).ok().flatten()
+                })
+                .collect()
+        };
+        compared.warnings.extend(definitions::findings(
+            &provenance(&args.baseline),
+            &provenance(&args.candidate),
+        ));
+        return Ok(compared);
     }
     let summarize = |paths: &[PathBuf]| -> Result<Vec<RunSummary>, CompareError> {
         paths.iter().map(|p| summary(p, args)).collect()

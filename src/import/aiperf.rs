@@ -246,9 +246,14 @@ pub fn assemble(parsed: Vec<Parsed>, summary: Option<Value>) -> Import {
             .iter()
             .find(|p| p.get("name").and_then(Value::as_str) == Some(name))
             .or_else(|| (phases.len() == 1).then(|| phase_cfgs.first()).flatten());
+        let load = pc.map(load_of).unwrap_or_default();
         imp.cases.push(Case {
-            case_id: name.clone(),
-            load: pc.map(load_of).unwrap_or_default(),
+            case_id: if name == "warmup" || load.arrival_mode.is_none() {
+                name.clone()
+            } else {
+                load.case_id()
+            },
+            load,
             started_at_ns: None,
             ended_at_ns: None,
             scheduled_ns: None,
@@ -269,6 +274,7 @@ pub fn assemble(parsed: Vec<Parsed>, summary: Option<Value>) -> Import {
             summary: s.clone(),
         });
     }
+    super::unique_case_ids(&mut imp.cases);
     // Windows: the requests' own span per case.
     for (i, c) in imp.cases.iter_mut().enumerate() {
         let rs = imp.requests.iter().filter(|r| r.case == i);

@@ -247,6 +247,7 @@ pub fn parse(reader: impl Read) -> Result<Import, FormatError> {
         "GuideLLM: requests.errored (info.error) and requests.incomplete (cancelled) are kept apart from successes",
     );
     imp.define("time_base", "GuideLLM: epoch seconds (float), stored as ns");
+    super::unique_case_ids(&mut imp.cases);
     if imp.cases.is_empty() {
         imp.notes.push("the file has no benchmarks".into());
     }
@@ -316,16 +317,6 @@ fn benchmark(w: &mut Walker<impl Read>, imp: &mut Import, i: usize) -> Result<()
         _ => (None, None),
     };
     let rate_driven = matches!(kind.as_str(), "constant" | "poisson");
-    let mut case_id = match rate {
-        Some(r) if rate_driven => format!("{kind}@{}", crate::pyjson::float_repr(r)),
-        _ => match concurrency {
-            Some(c) if kind == "concurrent" => format!("{kind}@{c}"),
-            _ => kind.clone(),
-        },
-    };
-    if imp.cases.iter().any(|c| c.case_id == case_id) {
-        case_id = format!("{case_id}#{i}");
-    }
     let mut detail = BTreeMap::new();
     if let Value::Object(m) = &strategy {
         for (k, v) in m {
@@ -344,15 +335,16 @@ fn benchmark(w: &mut Walker<impl Read>, imp: &mut Import, i: usize) -> Result<()
     {
         imp.identity.get_or_insert_with(|| format!("guidellm-{id}"));
     }
+    let load = Load {
+        arrival_mode,
+        tool_mode: kind,
+        rate_per_second: rate.filter(|_| rate_driven),
+        concurrency,
+        detail,
+    };
     imp.cases.push(Case {
-        case_id,
-        load: Load {
-            arrival_mode,
-            tool_mode: kind,
-            rate_per_second: rate.filter(|_| rate_driven),
-            concurrency,
-            detail,
-        },
+        case_id: load.case_id(),
+        load,
         started_at_ns: start.and_then(secs_to_ns),
         ended_at_ns: end.and_then(secs_to_ns),
         scheduled_ns: None,

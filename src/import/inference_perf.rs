@@ -287,19 +287,23 @@ pub fn parse(reader: impl Read, side: Side) -> Result<Import, FormatError> {
         for (k, v) in sc.into_iter().flatten() {
             detail.insert(k.clone(), Value::from(v.clone()));
         }
+        if staged {
+            detail.insert("stage".into(), Value::from(*n));
+        }
+        let load = Load {
+            arrival_mode,
+            tool_mode: load_type.clone(),
+            rate_per_second: rate,
+            concurrency,
+            detail,
+        };
         imp.cases.push(Case {
-            case_id: if staged {
-                format!("stage_{n}")
+            case_id: if staged || load.arrival_mode.is_some() {
+                load.case_id()
             } else {
                 "all".to_owned()
             },
-            load: Load {
-                arrival_mode,
-                tool_mode: load_type.clone(),
-                rate_per_second: rate,
-                concurrency,
-                detail,
-            },
+            load,
             started_at_ns: None,
             ended_at_ns: None,
             scheduled_ns,
@@ -310,6 +314,7 @@ pub fn parse(reader: impl Read, side: Side) -> Result<Import, FormatError> {
             },
         });
     }
+    super::unique_case_ids(&mut imp.cases);
     for (ci, c) in imp.cases.iter_mut().enumerate() {
         let rs = imp.requests.iter().filter(|r| r.case == ci);
         c.started_at_ns = rs.clone().filter_map(|r| r.started_at_ns).min();

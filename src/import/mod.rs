@@ -239,6 +239,38 @@ pub struct Load {
     pub detail: BTreeMap<String, Value>,
 }
 
+impl Load {
+    /// A case id from the load itself (`closed-c4`, `fixed-rate-40`,
+    /// `poisson-40`), so runs of the same load shape measured by different
+    /// tools share case ids and `compare` pairs them.
+    pub fn case_id(&self) -> String {
+        let rate = |r: f64| {
+            if r.fract() == 0.0 && r.abs() < 1e15 {
+                format!("{}", r as i64)
+            } else {
+                crate::pyjson::float_repr(r)
+            }
+        };
+        match (self.arrival_mode, self.rate_per_second, self.concurrency) {
+            (Some("closed"), _, Some(c)) => format!("closed-c{c}"),
+            (Some("closed"), _, None) => "closed".to_owned(),
+            (Some(mode), Some(r), _) => format!("{mode}-{}", rate(r)),
+            (Some(mode), None, _) => mode.to_owned(),
+            (None, _, _) if !self.tool_mode.is_empty() => self.tool_mode.clone(),
+            (None, _, _) => "case".to_owned(),
+        }
+    }
+}
+
+/// Makes case ids unique in order: a repeated id gets `#<index>`.
+pub fn unique_case_ids(cases: &mut [Case]) {
+    for i in 0..cases.len() {
+        if cases[..i].iter().any(|c| c.case_id == cases[i].case_id) {
+            cases[i].case_id = format!("{}#{i}", cases[i].case_id);
+        }
+    }
+}
+
 /// One case: a tool's benchmark, stage or profile phase.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Case {
@@ -457,6 +489,25 @@ mod tests {
         assert_eq!(imp.requests[0].started_at_ns, Some(2_000));
         assert_eq!(imp.requests[0].ended_at_ns, Some(6_000));
         assert_eq!(imp.requests[1].started_at_ns, Some(0));
+    }
+
+    #[test]
+    fn case_ids_name_the_load() {
+        let load = |mode, rate, conc| Load {
+            arrival_mode: mode,
+            rate_per_second: rate,
+            concurrency: conc,
+            ..Load::default()
+        };
+        assert_eq!(load(Some("closed"), None, Some(4)).case_id(), "closed-c4");
+        assert_eq!(
+            load(Some("poisson"), Some(40.0), None).case_id(),
+            "poisson-40"
+        );
+        assert_eq!(
+            load(Some("fixed-rate"), Some(43.5), None).case_id(),
+            "fixed-rate-43.5"
+        );
     }
 
     #[test]

@@ -104,22 +104,16 @@ pub fn parse(reader: impl Read) -> Result<Import, FormatError> {
         (Some(_), Some(b)) => format!("gamma(burstiness={})", crate::pyjson::float_repr(b)),
         (Some(_), None) => "poisson".to_owned(),
     };
-    let case_id = match rate_f {
-        Some(r) => format!("rate{}", crate::pyjson::float_repr(r)),
-        None => match max_conc {
-            Some(c) => format!("concurrency{c}"),
-            None => "rate_inf".to_owned(),
-        },
+    let load = Load {
+        arrival_mode,
+        tool_mode,
+        rate_per_second: rate_f,
+        concurrency: max_conc,
+        detail,
     };
     imp.cases.push(Case {
-        case_id,
-        load: Load {
-            arrival_mode,
-            tool_mode,
-            rate_per_second: rate_f,
-            concurrency: max_conc,
-            detail,
-        },
+        case_id: load.case_id(),
+        load,
         started_at_ns: None,
         ended_at_ns: None,
         scheduled_ns: None,

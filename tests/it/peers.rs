@@ -295,10 +295,23 @@ fn inference_perf_runs_reproduce_each_stage_and_the_summary() {
                 files.push((format!("stage_{n}"), read_json(&p)));
             }
         }
+        // Stage N is the case of index N (its id names its load).
+        let ids: Vec<String> = {
+            let mut stmt = conn
+                .prepare("SELECT case_id FROM import_cases ORDER BY case_index")
+                .unwrap();
+            stmt.query_map([], |r| r.get(0))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect()
+        };
         for (case, s) in &files {
+            let id = case
+                .strip_prefix("stage_")
+                .map(|n| ids[n.parse::<usize>().unwrap()].clone());
             let mine: Vec<&Row> = rows
                 .iter()
-                .filter(|r| case == "all" || &r.case == case)
+                .filter(|r| id.as_ref().is_none_or(|i| &r.case == i))
                 .collect();
             let ok: Vec<&Row> = mine.iter().copied().filter(|r| r.ok).collect();
             assert_eq!(ok.len() as f64, num(s, "/successes/count"), "{run} {case}");
@@ -505,4 +518,153 @@ fn a_monotonic_run_refuses_server_telemetry_with_the_reason() {
     assert_eq!(out.status.code(), Some(5));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("monotonic clock"), "{err}");
+}
+
+#[test]
+fn two_tools_compare_with_a_finding_for_each_differing_definition() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("p.db");
+    for (id, dir) in [
+        ("a", "aiperf/chat-conc4"),
+        ("v", "vllm/completions-conc4-err5"),
+    ] {
+        let out = ingest(&db, &["--run-id", id, peers().join(dir).to_str().unwrap()]);
+        assert!(out.status.success());
+    }
+    let out = bin()
+        .args([
+            "compare",
+            "--db",
+            db.to_str().unwrap(),
+            "--baseline",
+            "a",
+            "--candidate",
+            "v",
+        ])
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let report: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{text}"));
+    let warnings: Vec<&str> = report["payload"]["diagnostics"]["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        warnings.iter().any(|w| w.contains("different tools")),
+        "{warnings:?}"
+    );
+    for figure in ["tool.tpot", "tool.ttft", "clock"] {
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.starts_with(&format!("definition differs: {figure}:"))),
+            "{figure}: {warnings:?}"
+        );
+    }
+    let kinds: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["kind"].as_str())
+        .collect();
+    assert!(kinds.contains(&"definition_differs"), "{kinds:?}");
+    // Both load shapes are closed loops of 4: the arms share the case.
+    assert!(
+        report["payload"]["cases"].get("closed-c4").is_some(),
+        "{}",
+        report["payload"]["cases"]
+    );
+}
+
+#[test]
+fn a_vllm_result_without_per_request_arrays_keeps_its_aggregates_and_says_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut doc = read_json(&peers().join("vllm/chat-poisson40/vllm_bench_serve.json"));
+    for k in [
+        "input_lens",
+        "output_lens",
+        "ttfts",
+        "itls",
+        "latencies",
+        "start_times",
+        "generated_texts",
+        "errors",
+    ] {
+        doc.as_object_mut().unwrap().remove(k);
+    }
+    let file = tmp.path().join("result.json");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let db = tmp.path().join("p.db");
+    assert!(ingest(&db, &["--run-id", "agg", file.to_str().unwrap()])
+        .status
+        .success());
+    let conn = Connection::open(&db).unwrap();
+    let (per_request, summary): (i64, String) = conn
+        .query_row("SELECT per_request, summary FROM imports", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!(per_request, 0);
+    let summary: Value = serde_json::from_str(&summary).unwrap();
+    assert_eq!(summary["mean_ttft_ms"], doc["mean_ttft_ms"]);
+    let out = bin()
+        .args([
+            "report",
+            "agg",
+            "--format",
+            "json",
+            "--db",
+            db.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let why = report["imported"]["unsupported"]["requests"]
+        .as_str()
+        .unwrap();
+    assert!(why.contains("--save-detailed"), "{why}");
+}
+
+#[test]
+fn a_malformed_record_is_named_by_line_or_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("p.db");
+    // AIPerf: line 3's latency is a string.
+    let src =
+        std::fs::read_to_string(peers().join("aiperf/chat-conc4/profile_export.jsonl")).unwrap();
+    let mut lines: Vec<String> = src.lines().take(5).map(str::to_owned).collect();
+    lines[2] = lines[2].replacen("\"value\":32", "\"value\":\"32\"", 1);
+    let file = tmp.path().join("profile_export.jsonl");
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let out = ingest(&db, &[file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(5));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("profile_export.jsonl") && err.contains("line 3"),
+        "{err}"
+    );
+    // GuideLLM: a request's start time is a string.
+    let doc = std::fs::read_to_string(peers().join("guidellm/constant40/benchmarks.json")).unwrap();
+    let bad = doc.replacen(
+        "\"request_start_time\": ",
+        "\"request_start_time\": \"x\", \"y\": ",
+        2,
+    );
+    let file = tmp.path().join("benchmarks.json");
+    std::fs::write(&file, bad).unwrap();
+    let out = ingest(&db, &[file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(5));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("benchmarks[0].requests.successful[0]") && err.contains("expected"),
+        "{err}"
+    );
+    assert!(
+        !db.exists() || dump(&db).contains("runs: 0"),
+        "{}",
+        dump(&db)
+    );
 }
