@@ -45,16 +45,19 @@ CREATE TABLE import_files (
     name        TEXT NOT NULL,          -- file name as read
     sha256      TEXT NOT NULL,
     bytes       INTEGER NOT NULL,
+    blob_id     INTEGER NOT NULL UNIQUE, -- its bytes in import_file_chunks
     PRIMARY KEY (run_id, file_index)
 ) STRICT;
 
+-- Keyed by a blob id rather than the run: the per-request file is stored
+-- while it is parsed, before the run id it names is known (the foreign key
+-- is checked at commit).
 CREATE TABLE import_file_chunks (
-    run_id      TEXT NOT NULL,
-    file_index  INTEGER NOT NULL,
+    blob_id     INTEGER NOT NULL REFERENCES import_files(blob_id)
+                    ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
     chunk       INTEGER NOT NULL,       -- 0, 1, ...: the file's bytes in order
     body        BLOB NOT NULL,
-    PRIMARY KEY (run_id, file_index, chunk),
-    FOREIGN KEY (run_id, file_index) REFERENCES import_files(run_id, file_index) ON DELETE CASCADE
+    PRIMARY KEY (blob_id, chunk)
 ) STRICT;
 
 -- Imported runs with their provenance.

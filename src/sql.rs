@@ -63,6 +63,7 @@ query!(IMPORTS_INSERT_CASE, "imports/insert_case");
 query!(IMPORTS_INSERT_CHUNK, "imports/insert_chunk");
 query!(IMPORTS_INSERT_FILE, "imports/insert_file");
 query!(IMPORTS_INSERT_IMPORT, "imports/insert_import");
+query!(IMPORTS_NEXT_BLOB, "imports/next_blob");
 query!(LOAD_ATTACHED_SPANS, "load/attached_spans");
 query!(LOAD_CACHE_STATES, "load/cache_states");
 query!(LOAD_CLOCK_ALIGNMENTS, "load/clock_alignments");
@@ -136,6 +137,7 @@ pub const ALL: &[Query] = &[
     IMPORTS_INSERT_CHUNK,
     IMPORTS_INSERT_FILE,
     IMPORTS_INSERT_IMPORT,
+    IMPORTS_NEXT_BLOB,
     LOAD_ATTACHED_SPANS,
     LOAD_CACHE_STATES,
     LOAD_CLOCK_ALIGNMENTS,

@@ -1,4 +1,4 @@
 -- Stores one chunk of an original file's bytes.
--- Parameters: :run_id, :file_index, :chunk, :body
-INSERT INTO import_file_chunks (run_id, file_index, chunk, body)
-VALUES (:run_id, :file_index, :chunk, :body)
+-- Parameters: :blob_id, :chunk, :body
+INSERT INTO import_file_chunks (blob_id, chunk, body)
+VALUES (:blob_id, :chunk, :body)

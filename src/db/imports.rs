@@ -10,9 +10,10 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use serde_json::Value;
 
 use super::store::Writer;
+use super::tables::{field_index, Col, TABLES};
 use super::DbError;
-use crate::import::{artifact, Clock, Import, Provenance};
-use crate::ingest::fast::{self, Prepared};
+use crate::import::{artifact, Clock, Import, Provenance, Request};
+use crate::ingest::fast::{self, Field, Prepared, Row};
 use crate::sql;
 
 /// One original file to keep.
@@ -23,6 +24,8 @@ pub struct SourceFile {
     pub path: PathBuf,
     pub sha256: String,
     pub bytes: u64,
+    /// Already stored (the per-request file, stored while it was parsed).
+    pub blob_id: Option<i64>,
 }
 
 /// What storing did.
@@ -95,8 +98,8 @@ pub fn original(conn: &Connection, run_id: &str, index: i64) -> Result<Vec<u8>, 
     Ok(out)
 }
 
-/// Rows of requests `range`, prepared in parallel (the same encoding an
-/// artifact line gets), in order; `idx` holds each request's index in its case.
+/// Rows of requests `range`, built in parallel, in order; `idx` holds each
+/// request's index in its case.
 fn prepared_requests(
     imp: &Import,
     run_id: &str,
@@ -104,11 +107,116 @@ fn prepared_requests(
     range: std::ops::Range<usize>,
 ) -> Vec<Prepared> {
     use rayon::prelude::*;
+    let Some(table) = TABLES.iter().position(|t| t.table == "requests") else {
+        return Vec::new();
+    };
     imp.requests[range.clone()]
         .par_iter()
         .zip(idx[range].par_iter())
-        .map(|(r, i)| fast::prepare(artifact::request_line(imp, run_id, r, *i)))
+        .map(|(r, i)| Prepared::Row(Box::new(request_row(imp, run_id, r, *i, table))))
         .collect()
+}
+
+/// One request's row, built directly (the row [`fast::prepare`] makes of its
+/// `infer.request` line, without writing and re-reading the line): every
+/// text of the row is a span of one buffer, a missing value is a null.
+fn request_row(imp: &Import, run_id: &str, r: &Request, index: i64, table: usize) -> Row {
+    let spec = &TABLES[table];
+    let mut fields = vec![Field::Null; spec.fields.len()];
+    let mut nulls = 0i64;
+    let mut line = String::with_capacity(256);
+    let case = imp.cases.get(r.case);
+    let case_id = case.map_or("unknown", |c| c.case_id.as_str());
+    let span = |line: &mut String, text: &str| {
+        let a = line.len() as u32;
+        line.push_str(text);
+        Field::Span(a, line.len() as u32)
+    };
+    let request_id = artifact::request_id(imp, r, index);
+    let texts: [(&str, Option<&str>); 14] = [
+        ("session_id", Some(run_id)),
+        ("request_id", Some(&request_id)),
+        ("x_request_id", r.x_request_id.as_deref()),
+        ("case_id", Some(case_id)),
+        ("phase", Some(r.phase)),
+        ("status", Some(r.status.as_str())),
+        ("output_token_source", Some(r.output_token_source)),
+        ("prompt_token_source", Some(r.prompt_token_source)),
+        ("arrival_mode", case.and_then(|c| c.load.arrival_mode)),
+        ("endpoint", imp.endpoint.as_deref()),
+        ("model", imp.model.as_deref()),
+        ("finish_reason", r.finish_reason.as_deref()),
+        ("error_type", r.error_type.as_deref()),
+        ("error_message", r.error_message.as_deref()),
+    ];
+    let put = |fields: &mut Vec<Field>, nulls: &mut i64, name: &str, v: Option<Field>| {
+        if let Some(i) = field_index(table, name) {
+            match v {
+                Some(f) => fields[i] = f,
+                None => *nulls |= 1 << i,
+            }
+        }
+    };
+    for (name, v) in texts {
+        let f = v.map(|t| span(&mut line, t));
+        put(&mut fields, &mut nulls, name, f);
+    }
+    let response = r.response_id.as_deref().map(|t| span(&mut line, t));
+    put(&mut fields, &mut nulls, "response_id", response);
+    let int = |v: Option<i64>| v.map(Field::Int);
+    let real = |v: Option<f64>| v.filter(|x| x.is_finite()).map(Field::Real);
+    let lag = match (r.started_at_ns, r.intended_at_ns) {
+        (Some(s), Some(i)) => Some((s - i) as f64 / 1e6),
+        _ => None,
+    };
+    for (name, v) in [
+        ("request_index", int(Some(index))),
+        ("started_at_ns", int(r.started_at_ns)),
+        ("ended_at_ns", int(r.ended_at_ns)),
+        ("intended_at_ns", int(r.intended_at_ns)),
+        ("timestamp_ns", int(r.started_at_ns)),
+        ("e2e_latency_ms", real(r.e2e_ms)),
+        ("ttft_ms", real(r.ttft_ms)),
+        ("first_chunk_latency_ms", real(r.ttft_ms)),
+        ("dispatch_lag_ms", real(lag)),
+        ("stream", r.stream.map(|b| Field::Int(i64::from(b)))),
+        ("prompt_tokens", int(r.prompt_tokens)),
+        ("output_tokens", int(r.output_tokens)),
+        ("total_tokens", int(r.total_tokens)),
+        ("concurrency", int(case.and_then(|c| c.load.concurrency))),
+        ("http_status", int(r.http_status)),
+    ] {
+        put(&mut fields, &mut nulls, name, v);
+    }
+    // A list with a value no column keeps (not finite) would go to `extra`
+    // on the line path; the tools write finite gaps, so it is left out.
+    let gaps = r.chunk_gaps_ms.iter().all(|g| g.is_finite()).then(|| {
+        let mut b = Vec::with_capacity(r.chunk_gaps_ms.len() * 8);
+        for g in &r.chunk_gaps_ms {
+            b.extend_from_slice(&g.to_le_bytes());
+        }
+        Field::Blob(b)
+    });
+    if let Some(i) = field_index(table, "chunk_interarrival_ms") {
+        debug_assert_eq!(spec.fields[i].1, Col::RealList);
+        if let Some(g) = gaps {
+            fields[i] = g;
+        }
+    }
+    let case_key = span(&mut line, case_id);
+    let status_key = span(&mut line, r.status.as_str());
+    Row {
+        line,
+        table: Some(table),
+        event_type: None,
+        body: Field::Null,
+        derived: Some((case_key, status_key)),
+        schema_version: Field::Int(1),
+        fields,
+        nulls,
+        extra: Some(artifact::tool_extra(imp, r)),
+        facts: Default::default(),
+    }
 }
 
 fn write_prepared(w: &mut Writer, seq: i64, p: Prepared) -> Result<(), DbError> {
@@ -123,41 +231,109 @@ fn write_prepared(w: &mut Writer, seq: i64, p: Prepared) -> Result<(), DbError> 
     }
 }
 
-/// Stores `imp` as run `run_id` in one transaction; `content_sha` names the
-/// imported content (a repeat of it is a no-op).
-#[allow(clippy::too_many_arguments)]
-pub fn store(
-    conn: &mut Connection,
-    imp: &Import,
-    run_id: &str,
-    content_sha: &str,
-    files: &[SourceFile],
-    replace: bool,
-    ingested_at: &str,
-) -> Result<(Stored, u64), DbError> {
-    use rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER as TRIGGERS;
-    let config = |e: rusqlite::Error| DbError::Other(format!("cannot switch triggers: {e}"));
-    let was = conn.db_config(TRIGGERS).map_err(config)?;
-    conn.set_db_config(TRIGGERS, false).map_err(config)?;
-    let done = store_in(conn, imp, run_id, content_sha, files, replace, ingested_at);
-    let restored = conn.set_db_config(TRIGGERS, was);
-    let done = done?;
-    restored.map_err(config)?;
-    Ok(done)
+/// One import's write transaction. The per-request file's bytes are stored
+/// ([`ImportTx::store_original`]) while another thread parses it; then
+/// [`ImportTx::finish`] writes the run and commits. Dropped unfinished, it
+/// rolls back: nothing is stored.
+///
+/// Triggers are off on the connection meanwhile, as for an artifact ingest
+/// (migrations/0004_request_packs.sql): the ingest writes the pack itself.
+pub struct ImportTx<'c> {
+    tx: Option<Transaction<'c>>,
+    triggers_were: bool,
 }
 
-fn store_in(
-    conn: &mut Connection,
-    imp: &Import,
-    run_id: &str,
-    content_sha: &str,
-    files: &[SourceFile],
-    replace: bool,
-    ingested_at: &str,
-) -> Result<(Stored, u64), DbError> {
+use rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER as TRIGGERS;
+use rusqlite::Transaction;
+
+fn config(e: rusqlite::Error) -> DbError {
+    DbError::Other(format!("cannot switch triggers: {e}"))
+}
+
+/// Begins an import's transaction.
+pub fn begin(conn: &mut Connection) -> Result<ImportTx<'_>, DbError> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(DbError::query(&sql::INGEST_INSERT_RUN))?;
+    let triggers_were = tx.db_config(TRIGGERS).map_err(config)?;
+    tx.set_db_config(TRIGGERS, false).map_err(config)?;
+    Ok(ImportTx {
+        tx: Some(tx),
+        triggers_were,
+    })
+}
+
+impl Drop for ImportTx<'_> {
+    fn drop(&mut self) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.set_db_config(TRIGGERS, self.triggers_were);
+        }
+    }
+}
+
+/// What [`ImportTx::store_original`] stored: its blob id, SHA-256 and size.
+#[derive(Debug, Clone)]
+pub struct Blob {
+    pub blob_id: i64,
+    pub sha256: String,
+    pub bytes: u64,
+}
+
+impl<'c> ImportTx<'c> {
+    fn tx(&self) -> Result<&Transaction<'c>, DbError> {
+        self.tx
+            .as_ref()
+            .ok_or_else(|| DbError::Other("the import transaction has ended".into()))
+    }
+
+    /// Stores the bytes `reader` gives under a fresh blob id, hashing them.
+    pub fn store_original(&mut self, reader: impl Read) -> Result<Blob, DbError> {
+        store_bytes(self.tx()?, reader)
+    }
+
+    /// Writes `imp` as run `run_id` and commits; `content_sha` names the
+    /// imported content (a repeat of it is a no-op, and rolls back).
+    pub fn finish(
+        mut self,
+        imp: &Import,
+        run_id: &str,
+        content_sha: &str,
+        files: &[SourceFile],
+        replace: bool,
+        ingested_at: &str,
+    ) -> Result<(Stored, u64), DbError> {
+        let done = store_in(
+            self.tx()?,
+            imp,
+            run_id,
+            content_sha,
+            files,
+            replace,
+            ingested_at,
+        )?;
+        if matches!(done.0, Stored::Added | Stored::Replaced) {
+            let tx = self
+                .tx
+                .take()
+                .ok_or_else(|| DbError::Other("no transaction".into()))?;
+            let restored = tx.set_db_config(TRIGGERS, self.triggers_were);
+            tx.commit()
+                .map_err(DbError::query(&sql::INGEST_INSERT_RUN))?;
+            restored.map_err(config)?;
+        }
+        Ok(done)
+    }
+}
+
+fn store_in(
+    tx: &Connection,
+    imp: &Import,
+    run_id: &str,
+    content_sha: &str,
+    files: &[SourceFile],
+    replace: bool,
+    ingested_at: &str,
+) -> Result<(Stored, u64), DbError> {
     let existing: Option<(Option<String>, Option<String>)> = tx
         .query_row(
             sql::RUNS_FIND.sql,
@@ -189,9 +365,10 @@ fn store_in(
         rusqlite::named_params! {":run_id": run_id, ":ingested_at": ingested_at},
     )
     .map_err(DbError::query(&sql::INGEST_INSERT_PLACEHOLDER_RUN))?;
+    let mut clock = crate::util::Phases::from_env();
     let mut seq: i64 = 0;
     {
-        let mut w = Writer::new(&tx, run_id)?;
+        let mut w = Writer::new(tx, run_id)?;
         for line in artifact::header_lines(imp, run_id) {
             write_prepared(&mut w, seq, fast::prepare(line))?;
             seq += 1;
@@ -209,6 +386,7 @@ fn store_in(
         }
         w.finish()?;
     }
+    clock.mark("rows");
     let started = imp
         .requests
         .iter()
@@ -275,35 +453,30 @@ fn store_in(
         .map_err(DbError::query(&sql::IMPORTS_INSERT_CASE))?;
     }
     for (i, f) in files.iter().enumerate() {
-        store_file(&tx, run_id, i as i64, f)?;
+        store_file(tx, run_id, i as i64, f)?;
     }
-    tx.commit()
-        .map_err(DbError::query(&sql::INGEST_INSERT_RUN))?;
+    clock.mark("files");
     Ok((outcome, imp.requests.len() as u64))
 }
 
-fn store_file(tx: &Connection, run_id: &str, index: i64, f: &SourceFile) -> Result<(), DbError> {
-    tx.execute(
-        sql::IMPORTS_INSERT_FILE.sql,
-        rusqlite::named_params! {
-            ":run_id": run_id, ":file_index": index, ":role": f.role, ":name": f.name,
-            ":sha256": f.sha256, ":bytes": f.bytes as i64,
-        },
-    )
-    .map_err(DbError::query(&sql::IMPORTS_INSERT_FILE))?;
-    let mut file = std::fs::File::open(&f.path)
-        .map_err(|e| DbError::Other(format!("{}: {e}", f.path.display())))?;
+/// Stores the bytes `reader` gives under a fresh blob id, hashing them.
+fn store_bytes(tx: &Connection, mut reader: impl Read) -> Result<Blob, DbError> {
+    use sha2::{Digest, Sha256};
+    let blob_id: i64 = tx
+        .query_row(sql::IMPORTS_NEXT_BLOB.sql, [], |r| r.get(0))
+        .map_err(DbError::query(&sql::IMPORTS_NEXT_BLOB))?;
     let mut stmt = tx
         .prepare(sql::IMPORTS_INSERT_CHUNK.sql)
         .map_err(DbError::query(&sql::IMPORTS_INSERT_CHUNK))?;
+    let mut sha = Sha256::new();
     let mut buf = vec![0u8; CHUNK];
-    let mut chunk = 0i64;
+    let (mut chunk, mut bytes) = (0i64, 0u64);
     loop {
         let mut filled = 0;
         while filled < CHUNK {
-            let n = file
+            let n = reader
                 .read(&mut buf[filled..])
-                .map_err(|e| DbError::Other(format!("{}: {e}", f.path.display())))?;
+                .map_err(|e| DbError::Other(format!("reading the file to store: {e}")))?;
             if n == 0 {
                 break;
             }
@@ -312,12 +485,98 @@ fn store_file(tx: &Connection, run_id: &str, index: i64, f: &SourceFile) -> Resu
         if filled == 0 {
             break;
         }
-        stmt.execute(rusqlite::params![run_id, index, chunk, &buf[..filled]])
+        sha.update(&buf[..filled]);
+        bytes += filled as u64;
+        stmt.execute(rusqlite::params![blob_id, chunk, &buf[..filled]])
             .map_err(DbError::query(&sql::IMPORTS_INSERT_CHUNK))?;
         chunk += 1;
         if filled < CHUNK {
             break;
         }
     }
+    let sha256 = sha.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    Ok(Blob {
+        blob_id,
+        sha256,
+        bytes,
+    })
+}
+
+/// Records a file of the run; its bytes are stored now unless they already are.
+fn store_file(tx: &Connection, run_id: &str, index: i64, f: &SourceFile) -> Result<(), DbError> {
+    let blob_id = match f.blob_id {
+        Some(id) => id,
+        None => {
+            let file = std::fs::File::open(&f.path)
+                .map_err(|e| DbError::Other(format!("{}: {e}", f.path.display())))?;
+            store_bytes(tx, file)?.blob_id
+        }
+    };
+    tx.execute(
+        sql::IMPORTS_INSERT_FILE.sql,
+        rusqlite::named_params! {
+            ":run_id": run_id, ":file_index": index, ":role": f.role, ":name": f.name,
+            ":sha256": f.sha256, ":bytes": f.bytes as i64, ":blob_id": blob_id,
+        },
+    )
+    .map_err(DbError::query(&sql::IMPORTS_INSERT_FILE))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::import::{Case, Load, Status, Tool};
+
+    /// Imported requests take the ingest's fast path (no JSON tree per row).
+    #[test]
+    fn request_lines_take_the_fast_path() {
+        let mut imp = Import::new(Tool::VllmBenchServe, Clock::Monotonic);
+        imp.cases.push(Case {
+            case_id: "c".into(),
+            load: Load::default(),
+            started_at_ns: None,
+            ended_at_ns: None,
+            scheduled_ns: None,
+            summary: Value::Null,
+        });
+        let mut r = Request::new(0, Status::Ok);
+        r.ttft_ms = Some(1.5);
+        r.chunk_gaps_ms = vec![1.0, 2.0];
+        r.tool.tpot_ms = Some(2.0);
+        imp.requests.push(r);
+        let mut e = Request::new(0, Status::Rejected);
+        e.started_at_ns = Some(1_000);
+        e.intended_at_ns = Some(400);
+        e.ended_at_ns = Some(9_000);
+        e.e2e_ms = Some(0.008);
+        e.http_status = Some(429);
+        e.error_message = Some("Too Many \"Requests\"\n".into());
+        e.x_request_id = Some("x-1".into());
+        e.prompt_tokens = Some(64);
+        e.stream = Some(false);
+        imp.requests.push(e);
+        imp.model = Some("m".into());
+        for (k, req) in imp.requests.iter().enumerate() {
+            let line = artifact::request_line(&imp, "run", req, k as i64);
+            let via_line = match fast::prepare(line.clone()) {
+                Prepared::Row(row) => row,
+                other => panic!("{line}: {other:?}"),
+            };
+            // The row built directly is the row of the line.
+            let table = TABLES.iter().position(|t| t.table == "requests").unwrap();
+            let direct = request_row(&imp, "run", req, k as i64, table);
+            assert_eq!(direct.sql_fields(), via_line.sql_fields(), "{line}");
+            assert_eq!(direct.nulls, via_line.nulls);
+            assert_eq!(direct.schema_version, via_line.schema_version);
+            let extra: Value = serde_json::from_str(direct.extra.as_deref().unwrap()).unwrap();
+            let want: Value = serde_json::from_str(via_line.extra.as_deref().unwrap()).unwrap();
+            assert_eq!(extra, want);
+            let key = |r: &Row| {
+                let (a, b) = r.derived.as_ref().unwrap();
+                (a.to_sql(&r.line), b.to_sql(&r.line))
+            };
+            assert_eq!(key(&direct), key(&via_line));
+        }
+    }
 }

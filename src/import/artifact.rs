@@ -216,6 +216,40 @@ pub fn request_line(imp: &Import, run_id: &str, r: &Request, index: i64) -> Stri
     serde_json::to_string(&out).unwrap_or_default()
 }
 
+/// The `extra` object of a request row: the tool's own figures under `tool`.
+pub fn tool_extra(imp: &Import, r: &Request) -> String {
+    #[derive(Serialize)]
+    struct Extra<'a> {
+        tool: ToolOut<'a>,
+    }
+    let out = Extra {
+        tool: ToolOut {
+            ttft_ms: r.tool.ttft_ms,
+            e2e_ms: r.tool.e2e_ms,
+            tpot_ms: r.tool.tpot_ms,
+            itl_ms: r.tool.itl_ms,
+            output_tokens: r.tool.output_tokens,
+            tool: imp.tool.name(),
+        },
+    };
+    serde_json::to_string(&out).unwrap_or_default()
+}
+
+/// The request id a request is stored under: the tool's, else
+/// `<case>_<phase>_<index>` as stormlog names its own.
+pub fn request_id(imp: &Import, r: &Request, index: i64) -> String {
+    match &r.request_id {
+        Some(id) => id.clone(),
+        None => {
+            let case = imp
+                .cases
+                .get(r.case)
+                .map_or("unknown", |c| c.case_id.as_str());
+            format!("{case}_{}_{index}", r.phase)
+        }
+    }
+}
+
 /// Each request's index within its case, in file order.
 pub fn request_indexes(imp: &Import) -> Vec<i64> {
     let mut next = vec![0i64; imp.cases.len().max(1)];

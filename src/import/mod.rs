@@ -453,13 +453,19 @@ pub fn detect(head: &[u8]) -> Detected {
     if !t.starts_with('{') {
         return Detected::Unknown;
     }
+    // stormlog's own records (artifacts, telemetry, spans) name their event
+    // type on every line; none of these tools writes that key first-level.
+    let first_line = t.lines().next().unwrap_or("");
+    if first_line.contains("\"event_type\"") {
+        return Detected::Unknown;
+    }
     if has("guidellm_version") || (has("benchmarks") && has("metadata") && has("config")) {
         return Detected::Tool(Tool::GuideLlm);
     }
     if has("aiperf_version") || (has("benchmark_id") && has("request_throughput")) {
         return Detected::AiPerfSummary;
     }
-    if has("metadata") && has("metrics") && (has("request_start_ns") || has("x_request_id")) {
+    if first_line_keys_are(first_line, &["metadata", "metrics"]) {
         return Detected::Tool(Tool::AiPerf);
     }
     if has("benchmark_time_seconds") && has("load_summary") {
@@ -471,9 +477,31 @@ pub fn detect(head: &[u8]) -> Detected {
     Detected::Unknown
 }
 
+/// Whether `line` is a JSON object whose first-level keys include all of
+/// `keys` (AIPerf's JSONL: `metadata`, `metrics`, and `error` on failure).
+fn first_line_keys_are(line: &str, keys: &[&str]) -> bool {
+    let Ok(m) = serde_json::from_str::<BTreeMap<String, serde::de::IgnoredAny>>(line) else {
+        return false;
+    };
+    keys.iter().all(|k| m.contains_key(*k))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn detection_tells_the_formats_from_stormlogs_own() {
+        let aiperf = br#"{"metadata": {"x_request_id": "a"}, "metrics": {}}"#;
+        assert_eq!(detect(aiperf), Detected::Tool(Tool::AiPerf));
+        let artifact = br#"{"event_type": "infer.request", "metadata": {}, "metrics": {}, "x_request_id": "a"}"#;
+        assert_eq!(detect(artifact), Detected::Unknown);
+        let vllm = br#"{"date": "x", "backend": "openai-chat", "num_prompts": 2, "completed": 2}"#;
+        assert_eq!(detect(vllm), Detected::Tool(Tool::VllmBenchServe));
+        let ip = b"[\n {\"start_time\": 1.0, \"end_time\": 2.0, \"request\": \"x\"}]";
+        assert_eq!(detect(ip), Detected::Tool(Tool::InferencePerf));
+        assert_eq!(detect(b"{\"metadata\": {\"guidellm_version\": \"0.8\"}}"), Detected::Tool(Tool::GuideLlm));
+    }
 
     #[test]
     fn rebasing_keeps_differences_and_starts_at_zero() {

@@ -43,6 +43,12 @@ pub fn parse(reader: impl Read) -> Result<Import, FormatError> {
     let mut first = true;
     while let Some(key) = w.next_key(first)? {
         first = false;
+        // The generated texts are the bulk of a detailed result and no figure
+        // needs them: they stay in the stored original file only.
+        if key == "generated_texts" {
+            w.skip()?;
+            continue;
+        }
         let raw = w.capture()?;
         match key.as_str() {
             "input_lens" => a.input_lens = Some(typed(&raw, &key, "a list of integers")?),

@@ -274,6 +274,17 @@ impl<R: Read> Walker<R> {
                         refill!(if in_string { "a string" } else { "a value" });
                         continue;
                     }
+                    if in_string && !escaped {
+                        // Strings are most of a request's bytes: jump to the
+                        // next quote or backslash.
+                        match memchr::memchr2(b'"', b'\\', &self.buf[self.pos..]) {
+                            Some(i) => self.pos += i,
+                            None => {
+                                self.pos = self.buf.len();
+                                continue;
+                            }
+                        }
+                    }
                     let b = self.buf[self.pos];
                     self.pos += 1;
                     if in_string {

@@ -9,7 +9,6 @@ use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
-use sha2::{Digest, Sha256};
 
 use super::lines::Lines;
 use super::{now_utc, IngestError, Ingested, Kind, Options, Outcome};
@@ -18,40 +17,6 @@ use crate::import::{self, aiperf, guidellm, inference_perf, vllm, Detected, Form
 
 /// Bytes read to recognise a file.
 const HEAD: usize = 64 * 1024;
-
-/// A reader that hashes what passes through it.
-struct Hashing<R> {
-    inner: R,
-    sha: Sha256,
-    bytes: u64,
-}
-
-impl<R: Read> Read for Hashing<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.sha.update(&buf[..n]);
-        self.bytes += n as u64;
-        Ok(n)
-    }
-}
-
-impl<R> Hashing<R> {
-    fn new(inner: R) -> Self {
-        Hashing {
-            inner,
-            sha: Sha256::new(),
-            bytes: 0,
-        }
-    }
-
-    fn hex(self) -> String {
-        self.sha
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
-    }
-}
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> IngestError + '_ {
     move |source| IngestError::Io {
@@ -218,65 +183,84 @@ pub fn ingest(conn: &mut Connection, path: &Path, opts: &Options) -> Result<Inge
         f.main = path.to_owned();
         (tool, f)
     };
+    let mut clock = crate::util::Phases::from_env();
     let main = found.main.clone();
-    let file = File::open(&main).map_err(io(&main))?;
     let mut files = Vec::new();
-    let mut hashing = Hashing::new(BufReader::with_capacity(1 << 20, file));
-    let imp = match tool {
+    // The side files are small: read here, before the per-request file.
+    let mut aiperf_summary = None;
+    let mut ip_side = inference_perf::Side::default();
+    match tool {
         Tool::AiPerf => {
-            let parsed = read_aiperf(&main, &mut hashing)?;
-            let summary = found
-                .side
-                .iter()
-                .find(|s| s.0 == Detected::AiPerfSummary)
-                .map(|s| s.2.clone());
-            let summary_json = summary.as_deref().map(read_json).transpose()?;
-            if let Some(p) = summary {
-                files.push(("summary", p));
+            if let Some(s) = found.side.iter().find(|s| s.0 == Detected::AiPerfSummary) {
+                aiperf_summary = Some(read_json(&s.2)?);
+                files.push(("summary", s.2.clone()));
             }
-            aiperf::assemble(parsed, summary_json)
         }
-        Tool::GuideLlm => guidellm::parse(&mut hashing).map_err(|e| invalid(&main, e))?,
-        Tool::VllmBenchServe => vllm::parse(&mut hashing).map_err(|e| invalid(&main, e))?,
         Tool::InferencePerf => {
-            let mut side = inference_perf::Side::default();
             for (d, y, p) in &found.side {
                 match (d, y) {
                     (Detected::InferencePerfSide, _) => {
                         let v = read_json(p)?;
                         match stage_number(p) {
                             Some(n) => {
-                                side.stages.insert(n, v);
+                                ip_side.stages.insert(n, v);
                                 files.push(("stage", p.clone()));
                             }
                             None => {
-                                side.summary = Some(v);
+                                ip_side.summary = Some(v);
                                 files.push(("summary", p.clone()));
                             }
                         }
                     }
                     (_, Some("config")) => {
-                        side.config_yaml = Some(super::read_text(p)?);
+                        ip_side.config_yaml = Some(super::read_text(p)?);
                         files.push(("config", p.clone()));
                     }
                     (_, Some("stage_config")) => {
-                        side.partials.push(super::read_text(p)?);
+                        ip_side.partials.push(super::read_text(p)?);
                         files.push(("stage_config", p.clone()));
                     }
                     _ => {}
                 }
             }
-            inference_perf::parse(&mut hashing, side).map_err(|e| invalid(&main, e))?
         }
-    };
-    let bytes = hashing.bytes;
-    let sha = hashing.hex();
+        Tool::GuideLlm | Tool::VllmBenchServe => {}
+    }
+    // The per-request file is parsed on one thread while this one stores its
+    // bytes (and hashes them) in the transaction; a parse error drops the
+    // transaction, so nothing is stored.
+    let mut tx = store::begin(conn)?;
+    let parse_path = main.clone();
+    let parser = std::thread::spawn(move || -> Result<import::Import, IngestError> {
+        let path = parse_path.as_path();
+        let file = File::open(path).map_err(io(path))?;
+        let mut reader = BufReader::with_capacity(1 << 20, file);
+        Ok(match tool {
+            Tool::AiPerf => aiperf::assemble(read_aiperf(path, &mut reader)?, aiperf_summary),
+            Tool::GuideLlm => guidellm::parse(&mut reader).map_err(|e| invalid(path, e))?,
+            Tool::VllmBenchServe => vllm::parse(&mut reader).map_err(|e| invalid(path, e))?,
+            Tool::InferencePerf => {
+                inference_perf::parse(&mut reader, ip_side).map_err(|e| invalid(path, e))?
+            }
+        })
+    });
+    let original = File::open(&main)
+        .map_err(io(&main))
+        .and_then(|f| Ok(tx.store_original(BufReader::with_capacity(1 << 20, f))?));
+    let parsed = parser
+        .join()
+        .map_err(|_| IngestError::invalid(&main, "the parser thread panicked"))?;
+    let imp = parsed?;
+    let blob = original?;
+    clock.mark("parse");
+    let (bytes, sha) = (blob.bytes, blob.sha256.clone());
     let mut sources = vec![SourceFile {
         role: "per_request",
         name: name_of(&main),
         path: main.clone(),
         sha256: sha.clone(),
         bytes,
+        blob_id: Some(blob.blob_id),
     }];
     for (role, p) in files {
         let bytes = std::fs::metadata(&p).map_err(io(&p))?.len();
@@ -286,6 +270,7 @@ pub fn ingest(conn: &mut Connection, path: &Path, opts: &Options) -> Result<Inge
             sha256: crate::util::sha256_file(&p).map_err(io(&p))?,
             path: p,
             bytes,
+            blob_id: None,
         });
     }
     let run_id = opts
@@ -293,15 +278,8 @@ pub fn ingest(conn: &mut Connection, path: &Path, opts: &Options) -> Result<Inge
         .clone()
         .or_else(|| imp.identity.clone())
         .unwrap_or_else(|| format!("{}-{}", tool.name(), &sha[..12]));
-    let (stored, records) = store::store(
-        conn,
-        &imp,
-        &run_id,
-        &sha,
-        &sources,
-        opts.replace,
-        &now_utc(),
-    )?;
+    let (stored, records) = tx.finish(&imp, &run_id, &sha, &sources, opts.replace, &now_utc())?;
+    clock.mark("store");
     let outcome = match stored {
         Stored::Added => Outcome::Added,
         Stored::Replaced => Outcome::Replaced,
