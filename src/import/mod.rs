@@ -500,7 +500,10 @@ mod tests {
         assert_eq!(detect(vllm), Detected::Tool(Tool::VllmBenchServe));
         let ip = b"[\n {\"start_time\": 1.0, \"end_time\": 2.0, \"request\": \"x\"}]";
         assert_eq!(detect(ip), Detected::Tool(Tool::InferencePerf));
-        assert_eq!(detect(b"{\"metadata\": {\"guidellm_version\": \"0.8\"}}"), Detected::Tool(Tool::GuideLlm));
+        assert_eq!(
+            detect(b"{\"metadata\": {\"guidellm_version\": \"0.8\"}}"),
+            Detected::Tool(Tool::GuideLlm)
+        );
     }
 
     #[test]

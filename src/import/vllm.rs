@@ -34,6 +34,28 @@ fn typed<T: serde::de::DeserializeOwned>(
     serde_json::from_slice(raw).map_err(|e| FormatError::new(key, format!("{e}; expected {what}")))
 }
 
+/// A per-request array, element by element (each parsed from its own
+/// bytes: no copy of the whole array, whose `itls` is most of the file).
+fn array<T: serde::de::DeserializeOwned, R: Read>(
+    w: &mut Walker<R>,
+    key: &str,
+    what: &str,
+) -> Result<Vec<T>, FormatError> {
+    if w.null()? {
+        return Ok(Vec::new());
+    }
+    w.begin_array()?;
+    let mut out = Vec::new();
+    let mut first = true;
+    while w.next_element(first)? {
+        first = false;
+        let raw = w.capture()?;
+        let at = format!("{key}[{}]", out.len());
+        out.push(typed(&raw, &at, &format!("one of a list of {what}"))?);
+    }
+    Ok(out)
+}
+
 /// Reads a result file.
 pub fn parse(reader: impl Read) -> Result<Import, FormatError> {
     let mut w = Walker::new(reader);
@@ -49,17 +71,17 @@ pub fn parse(reader: impl Read) -> Result<Import, FormatError> {
             w.skip()?;
             continue;
         }
-        let raw = w.capture()?;
         match key.as_str() {
-            "input_lens" => a.input_lens = Some(typed(&raw, &key, "a list of integers")?),
-            "output_lens" => a.output_lens = Some(typed(&raw, &key, "a list of integers")?),
-            "ttfts" => a.ttfts = Some(typed(&raw, &key, "a list of seconds")?),
-            "itls" => a.itls = Some(typed(&raw, &key, "a list of lists of seconds")?),
-            "latencies" => a.latencies = Some(typed(&raw, &key, "a list of seconds")?),
-            "start_times" => a.start_times = Some(typed(&raw, &key, "a list of seconds")?),
-            "errors" => a.errors = Some(typed(&raw, &key, "a list of strings")?),
+            "input_lens" => a.input_lens = Some(array(&mut w, &key, "integers")?),
+            "output_lens" => a.output_lens = Some(array(&mut w, &key, "integers")?),
+            "ttfts" => a.ttfts = Some(array(&mut w, &key, "seconds")?),
+            "itls" => a.itls = Some(array(&mut w, &key, "lists of seconds")?),
+            "latencies" => a.latencies = Some(array(&mut w, &key, "seconds")?),
+            "start_times" => a.start_times = Some(array(&mut w, &key, "seconds")?),
+            "errors" => a.errors = Some(array(&mut w, &key, "strings")?),
             // Kept whole (the generated texts are the bulk of what is not read).
             _ => {
+                let raw = w.capture()?;
                 let v: Value = typed(&raw, &key, "JSON")?;
                 top.insert(key, v);
             }
