@@ -81,6 +81,7 @@ pub fn findings(baseline: &[Option<Provenance>], candidate: &[Option<Provenance>
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -524,6 +524,7 @@ fn store_file(tx: &Connection, run_id: &str, index: i64, f: &SourceFile) -> Resu
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::import::{Case, Load, Status, Tool};

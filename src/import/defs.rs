@@ -88,6 +88,7 @@ pub fn percentile_guidellm(pairs: &[(f64, f64)], q: f64) -> Option<f64> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

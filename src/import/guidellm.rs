@@ -359,6 +359,7 @@ pub fn itl_from_timings(first_token_s: f64, last_token_s: f64, tokens: i64) -> O
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

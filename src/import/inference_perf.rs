@@ -377,6 +377,7 @@ pub fn parse(reader: impl Read, side: Side) -> Result<Import, FormatError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -487,6 +487,7 @@ fn first_line_keys_are(line: &str, keys: &[&str]) -> bool {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

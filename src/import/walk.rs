@@ -367,6 +367,7 @@ impl<R: Read> Walker<R> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
