@@ -83,6 +83,17 @@ query!(INSERT_VLLM_SPANS, "ingest/insert_vllm_spans");
 query!(INSERT_WORKLOADS, "ingest/insert_workloads");
 query!(HISTORY_ENTRIES, "history/entries");
 query!(HISTORY_STORE_ENTRY, "history/store_entry");
+query!(IMPORTS_CHUNKS, "imports/chunks");
+query!(IMPORTS_DELETE, "imports/delete");
+query!(IMPORTS_DELETE_CASES, "imports/delete_cases");
+query!(IMPORTS_DELETE_FILES, "imports/delete_files");
+query!(IMPORTS_FILES, "imports/files");
+query!(IMPORTS_FIND, "imports/find");
+query!(IMPORTS_INSERT_CASE, "imports/insert_case");
+query!(IMPORTS_INSERT_CHUNK, "imports/insert_chunk");
+query!(IMPORTS_INSERT_FILE, "imports/insert_file");
+query!(IMPORTS_INSERT_IMPORT, "imports/insert_import");
+query!(IMPORTS_NEXT_BLOB, "imports/next_blob");
 query!(LOAD_ATTACHED_SPANS, "load/attached_spans");
 query!(LOAD_CACHE_STATES, "load/cache_states");
 query!(LOAD_CLOCK_ALIGNMENTS, "load/clock_alignments");
@@ -167,6 +178,17 @@ pub const ALL: &[Query] = &[
     INSERT_WORKLOADS,
     HISTORY_ENTRIES,
     HISTORY_STORE_ENTRY,
+    IMPORTS_CHUNKS,
+    IMPORTS_DELETE,
+    IMPORTS_DELETE_CASES,
+    IMPORTS_DELETE_FILES,
+    IMPORTS_FILES,
+    IMPORTS_FIND,
+    IMPORTS_INSERT_CASE,
+    IMPORTS_INSERT_CHUNK,
+    IMPORTS_INSERT_FILE,
+    IMPORTS_INSERT_IMPORT,
+    IMPORTS_NEXT_BLOB,
     LOAD_ATTACHED_SPANS,
     LOAD_CACHE_STATES,
     LOAD_CLOCK_ALIGNMENTS,

@@ -1,4 +1,4 @@
--- A run's fact-line segments (migrations/0005), in order.
+-- A run's fact-line segments (migrations/0007), in order.
 -- Parameters: :run_id
 -- Columns: body
 SELECT body

@@ -5,7 +5,7 @@
 -- the run's `infer.capabilities` / `infer.iteration` records, kept here),
 -- and the execution import's bulk records, `infer.activity_ref`,
 -- `infer.iteration`, `infer.membership` and the hook's `infer.request`
--- (read as fact lines from `execution_facts`, migrations/0005).
+-- (read as fact lines from `execution_facts`, migrations/0007).
 --
 -- The types left out are skipped by ranges of the (run_id, event_type)
 -- index, each arm one range between them: a run of N requests can hold a

@@ -88,8 +88,14 @@ pub struct IngestArgs {
     /// telemetry carries; span files always need it).
     #[arg(long, value_name = "RUN")]
     pub run: Option<String>,
-    /// Files to load: artifacts (the load client's JSONL), server telemetry
-    /// (`collect-server` JSONL) or vLLM span files, told apart by content.
+    /// Store an imported tool's run under this id (default: the tool's own
+    /// id of the run, else the tool's name and a content hash).
+    #[arg(long = "run-id", value_name = "ID")]
+    pub run_id: Option<String>,
+    /// Files to load, told apart by content: artifacts (the load client's
+    /// JSONL), server telemetry (`collect-server` JSONL), vLLM span files, or
+    /// another tool's results (AIPerf, GuideLLM, inference-perf, vLLM bench
+    /// serve): a result file or the tool's output folder (docs/import.md).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
 }
@@ -319,6 +325,7 @@ fn cmd_ingest(a: IngestArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
         progress: true,
         run: a.run.clone(),
         skip_digest: false,
+        run_id: a.run_id.clone(),
     };
     // Each file is its own transaction: one line per file, in argument
     // order, says what landed or why nothing of it did.
@@ -332,6 +339,7 @@ fn cmd_ingest(a: IngestArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
                     Kind::Artifact => "artifact",
                     Kind::Telemetry => "telemetry",
                     Kind::Spans => "vLLM spans",
+                    Kind::Import(tool) => tool.name(),
                 };
                 let verb = match done.outcome {
                     Outcome::Added => "ingested",
@@ -529,6 +537,19 @@ fn cmd_export(a: ExportArgs, out: &mut dyn Write) -> Result<Exit> {
     };
     let conn = db::read::open_for_reading(&a.db.db)?;
     let run = crate::db::runs::resolve(&conn, name)?;
+    if !a.telemetry {
+        // An imported run: the tool's own result file, as it was read.
+        if let Some((index, _, _)) = crate::db::imports::files(&conn, &run)?.first() {
+            let bytes = crate::db::imports::original(&conn, &run, *index)?;
+            match a.output {
+                Some(path) => std::fs::write(&path, &bytes).map_err(|e| {
+                    CliError::new(Exit::Unexpected, format!("{}: {e}", path.display()))
+                })?,
+                None => out.write_all(&bytes)?,
+            }
+            return Ok(Exit::Ok);
+        }
+    }
     let text = if a.telemetry {
         crate::db::runs::export_telemetry(&conn, &run)?
     } else {
@@ -768,7 +789,10 @@ fn cmd_report(a: ReportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
         membership: a.segment_membership.into(),
     };
     let has_policy = policy.is_some() || data.of_type("infer.slo").next().is_some();
-    let rep = report::build(&data, inputs)?;
+    let mut rep = report::build(&data, inputs)?;
+    if let Some(p) = crate::db::imports::provenance(&conn, &run)? {
+        report::imported::annotate(&mut rep, &p, &data);
+    }
     clock.mark("report");
     let exit = emit_for_people(&rep, a.format, a.output.as_deref(), out, err)?;
     let exit = if a.check {

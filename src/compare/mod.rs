@@ -12,6 +12,7 @@
 
 pub mod arms;
 pub mod compat;
+pub mod definitions;
 pub mod dist;
 pub mod engine;
 pub mod metrics;
@@ -285,9 +286,21 @@ fn summarize_and_compare(
                 (ids(&args.baseline), ids(&args.candidate))
             }
         };
+        let provenance = |runs: &[String]| -> Vec<Option<crate::import::Provenance>> {
+            runs.iter()
+                .map(|r| {
+                    let id = crate::db::runs::resolve(&conn, r).ok()?;
+                    crate::db::imports::provenance(&conn, &id).ok().flatten()
+                })
+                .collect()
+        };
+        let definitions_differ =
+            definitions::findings(&provenance(&baseline), &provenance(&candidate));
         let baseline = summarize(&baseline)?;
         let candidate = summarize(&candidate)?;
-        return engine::compare_runs(baseline, candidate, spec);
+        let mut compared = engine::compare_runs(baseline, candidate, spec)?;
+        compared.warnings.extend(definitions_differ);
+        return Ok(compared);
     }
     if args.experiment.is_some() {
         return Err(CompareError::usage(

@@ -471,6 +471,23 @@ pub fn comparison_report(
             None,
         ));
     }
+    // Arms measured by different tools (compare/definitions.rs).
+    let differing = c
+        .warnings
+        .iter()
+        .filter_map(|w| w.strip_prefix(super::definitions::DIFFERS));
+    for (index, what) in differing.enumerate() {
+        let figure = what.split(':').next().unwrap_or("");
+        findings.push(finding(
+            &finding_id("definition_differs", &[figure, &index.to_string()]),
+            "definition_differs",
+            "warning",
+            &format!("{figure} means different things in the two arms"),
+            vec![],
+            Some(what),
+            None,
+        ));
+    }
     let metrics_compared: usize = c.cases.iter().map(|(_, case)| case.metrics.len()).sum();
     let metrics = obj([
         ("metrics_compared", J::from(metrics_compared)),

@@ -1,5 +1,5 @@
 //! The cache `stormlog history` keeps of each run (`history_entries`,
-//! migration 0005): read every run's stamp and kept entry, write new ones.
+//! migration 0006): read every run's stamp and kept entry, write new ones.
 use rusqlite::{named_params, Connection};
 
 use super::DbError;

@@ -8,6 +8,7 @@ pub mod execution;
 pub mod export;
 pub mod functions;
 pub mod history;
+pub mod imports;
 pub mod pack;
 pub mod raw;
 pub mod read;
@@ -53,6 +54,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0007_execution_facts",
         include_str!("../../migrations/0007_execution_facts.sql"),
+    ),
+    (
+        "0008_imports",
+        include_str!("../../migrations/0008_imports.sql"),
     ),
 ];
 

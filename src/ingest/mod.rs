@@ -7,6 +7,7 @@
 pub mod decode;
 pub mod fast;
 pub mod lines;
+pub mod peers;
 pub mod scan;
 pub mod spans;
 pub mod telemetry;
@@ -52,7 +53,7 @@ pub enum IngestError {
 }
 
 impl IngestError {
-    fn invalid(path: &Path, message: impl Into<String>) -> Self {
+    pub(crate) fn invalid(path: &Path, message: impl Into<String>) -> Self {
         IngestError::Invalid {
             path: path.to_owned(),
             message: message.into(),
@@ -71,6 +72,8 @@ pub enum Kind {
     Telemetry,
     /// A vLLM span file (OTLP JSON or span lines); needs a run to attach to.
     Spans,
+    /// Another tool's results (docs/import.md).
+    Import(crate::import::Tool),
 }
 
 /// What happened to one file.
@@ -102,6 +105,9 @@ pub struct Options {
     /// from a different one, so a scratch database for one report skips it
     /// (`artifact_sha256` stays NULL).
     pub skip_digest: bool,
+    /// The run id an import is stored under (default: the tool's own id of
+    /// the run, else a content hash).
+    pub run_id: Option<String>,
 }
 
 fn open(path: &Path) -> Result<File, IngestError> {
@@ -147,8 +153,14 @@ pub fn ingest_path(
     path: &Path,
     opts: &Options,
 ) -> Result<Ingested, IngestError> {
+    // Another tool's results: a folder of its output, or a file whose
+    // content names the tool.
+    if path.is_dir() || peers::detect(path)?.is_some() {
+        return peers::ingest(conn, path, opts);
+    }
     match sniff(path)? {
         Kind::Artifact => ingest_artifact(conn, path, opts),
+        Kind::Import(_) => peers::ingest(conn, path, opts),
         Kind::Telemetry => telemetry::attach(conn, path, opts.run.as_deref(), opts),
         Kind::Spans => match opts.run.as_deref() {
             Some(run) => spans::attach(conn, path, run, opts),

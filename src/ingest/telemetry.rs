@@ -43,6 +43,20 @@ pub fn attach(
     let run_id = run_id
         .map(str::to_owned)
         .unwrap_or_else(|| samples[0].0.run_id.clone());
+    if let Some(p) = crate::db::imports::provenance(conn, &run_id)? {
+        if p.clock_kind == "monotonic" {
+            return Err(IngestError::invalid(
+                path,
+                format!(
+                    "run '{run_id}' was imported from {} whose instants are on a monotonic clock \
+                     with no epoch anchor (stored relative to the run's start, clock domain {}): \
+                     server telemetry, stamped on the epoch clock, cannot be placed on it, so \
+                     nothing was attached",
+                    p.tool, p.clock_domain
+                ),
+            ));
+        }
+    }
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(DbError::query(&sql::TELEMETRY_INSERT_FILE))?;

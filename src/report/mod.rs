@@ -2,6 +2,7 @@
 //! passes in `analysis`, `slo` and `join`, and rendered as the reference's JSON
 //! or text. Renderers return strings; only the CLI writes them out.
 pub mod execution_text;
+pub mod imported;
 pub mod judge;
 pub mod people;
 mod segments;
@@ -59,6 +60,8 @@ pub struct Report {
     pub server_case_lines: std::collections::BTreeMap<String, Vec<String>>,
     /// Warnings to print on stderr before the report.
     pub warnings: Vec<String>,
+    /// Lines about a run imported from another tool (report/imported.rs).
+    pub import_lines: Vec<String>,
 }
 
 impl Report {
@@ -70,7 +73,12 @@ impl Report {
     }
 
     pub fn to_text(&self) -> String {
-        text::render(self)
+        let mut text = text::render(self);
+        for line in &self.import_lines {
+            text.push_str(line);
+            text.push('\n');
+        }
+        text
     }
 }
 
@@ -401,6 +409,7 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
         server_lines,
         server_case_lines,
         warnings: selected.warnings,
+        import_lines: Vec::new(),
     })
 }
 

@@ -1,0 +1,269 @@
+//! `vllm bench serve --save-result` result JSON: run facts and aggregates
+//! (`{mean,median,std,pNN}_{ttft,tpot,itl,e2el}_ms`, `completed`, `failed`,
+//! …) and, with `--save-detailed`, per-request arrays of equal length
+//! (`ttfts`, `itls`, `latencies`, `start_times` in monotonic seconds,
+//! `input_lens`, `output_lens`, `errors`). A failed request has no flag: its
+//! `errors` entry is non-empty (and its latencies 0). Without the arrays only
+//! the aggregates are stored.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+
+use serde_json::{Map, Value};
+
+use super::walk::Walker;
+use super::{defs, secs_to_ns, Case, Clock, FormatError, Import, Load, Request, Status, Tool};
+
+/// The per-request arrays (all optional: absent without `--save-detailed`).
+#[derive(Default)]
+struct Arrays {
+    input_lens: Option<Vec<Option<i64>>>,
+    output_lens: Option<Vec<Option<i64>>>,
+    ttfts: Option<Vec<Option<f64>>>,
+    itls: Option<Vec<Vec<f64>>>,
+    latencies: Option<Vec<Option<f64>>>,
+    start_times: Option<Vec<Option<f64>>>,
+    errors: Option<Vec<Option<String>>>,
+}
+
+fn typed<T: serde::de::DeserializeOwned>(
+    raw: &[u8],
+    key: &str,
+    what: &str,
+) -> Result<T, FormatError> {
+    serde_json::from_slice(raw).map_err(|e| FormatError::new(key, format!("{e}; expected {what}")))
+}
+
+/// A per-request array, element by element (each parsed from its own
+/// bytes: no copy of the whole array, whose `itls` is most of the file).
+fn array<T: serde::de::DeserializeOwned, R: Read>(
+    w: &mut Walker<R>,
+    key: &str,
+    what: &str,
+) -> Result<Vec<T>, FormatError> {
+    if w.null()? {
+        return Ok(Vec::new());
+    }
+    w.begin_array()?;
+    let mut out = Vec::new();
+    let mut first = true;
+    while w.next_element(first)? {
+        first = false;
+        let raw = w.capture()?;
+        let at = format!("{key}[{}]", out.len());
+        out.push(typed(&raw, &at, &format!("one of a list of {what}"))?);
+    }
+    Ok(out)
+}
+
+/// Reads a result file.
+pub fn parse(reader: impl Read) -> Result<Import, FormatError> {
+    let mut w = Walker::new(reader);
+    let mut top = Map::new();
+    let mut a = Arrays::default();
+    w.begin_object()?;
+    let mut first = true;
+    while let Some(key) = w.next_key(first)? {
+        first = false;
+        // The generated texts are the bulk of a detailed result and no figure
+        // needs them: they stay in the stored original file only.
+        if key == "generated_texts" {
+            w.skip()?;
+            continue;
+        }
+        match key.as_str() {
+            "input_lens" => a.input_lens = Some(array(&mut w, &key, "integers")?),
+            "output_lens" => a.output_lens = Some(array(&mut w, &key, "integers")?),
+            "ttfts" => a.ttfts = Some(array(&mut w, &key, "seconds")?),
+            "itls" => a.itls = Some(array(&mut w, &key, "lists of seconds")?),
+            "latencies" => a.latencies = Some(array(&mut w, &key, "seconds")?),
+            "start_times" => a.start_times = Some(array(&mut w, &key, "seconds")?),
+            "errors" => a.errors = Some(array(&mut w, &key, "strings")?),
+            // Kept whole (the generated texts are the bulk of what is not read).
+            _ => {
+                let raw = w.capture()?;
+                let v: Value = typed(&raw, &key, "JSON")?;
+                top.insert(key, v);
+            }
+        }
+    }
+    if !w.at_end() {
+        return Err(w.error("unexpected data after the document").into());
+    }
+    for k in ["completed", "num_prompts"] {
+        if !top.contains_key(k) && !top.contains_key("completed") {
+            return Err(FormatError::new(
+                k,
+                "missing; expected a `vllm bench serve --save-result` JSON (completed, request_throughput, …)",
+            ));
+        }
+    }
+    let mut imp = Import::new(Tool::VllmBenchServe, Clock::Monotonic);
+    let s = |k: &str| top.get(k).and_then(Value::as_str).map(str::to_owned);
+    imp.model = s("model_id");
+    // The result names the backend (`openai-chat`), not the URL.
+    imp.endpoint = None;
+    imp.tool_version = s("vllm_version").or(s("version"));
+    let rate = top.get("request_rate");
+    let rate_f = rate.and_then(Value::as_f64);
+    let burstiness = top.get("burstiness").and_then(Value::as_f64);
+    let max_conc = top.get("max_concurrency").and_then(Value::as_i64);
+    let arrival_mode = match (rate_f, burstiness) {
+        (None, _) => Some("closed"),
+        (Some(_), Some(b)) if (b - 1.0).abs() < 1e-12 => Some("poisson"),
+        (Some(_), None) => Some("poisson"),
+        // Gamma-distributed gaps of another shape: no stormlog equivalent.
+        _ => None,
+    };
+    let mut detail = BTreeMap::new();
+    for k in [
+        "request_rate",
+        "burstiness",
+        "max_concurrency",
+        "num_prompts",
+        "duration",
+    ] {
+        if let Some(v) = top.get(k) {
+            detail.insert(k.to_owned(), v.clone());
+        }
+    }
+    let tool_mode = match (rate_f, burstiness) {
+        (None, _) => "request_rate=inf".to_owned(),
+        (Some(_), Some(b)) => format!("gamma(burstiness={})", crate::pyjson::float_repr(b)),
+        (Some(_), None) => "poisson".to_owned(),
+    };
+    let load = Load {
+        arrival_mode,
+        tool_mode,
+        rate_per_second: rate_f,
+        concurrency: max_conc,
+        detail,
+    };
+    imp.cases.push(Case {
+        case_id: load.case_id(),
+        load,
+        started_at_ns: None,
+        ended_at_ns: None,
+        scheduled_ns: None,
+        summary: Value::Null,
+    });
+    let n = a.latencies.as_ref().map(Vec::len);
+    imp.per_request = n.is_some();
+    if let Some(n) = n {
+        for (k, len) in [
+            ("input_lens", a.input_lens.as_ref().map(Vec::len)),
+            ("output_lens", a.output_lens.as_ref().map(Vec::len)),
+            ("ttfts", a.ttfts.as_ref().map(Vec::len)),
+            ("itls", a.itls.as_ref().map(Vec::len)),
+            ("start_times", a.start_times.as_ref().map(Vec::len)),
+            ("errors", a.errors.as_ref().map(Vec::len)),
+        ] {
+            if let Some(len) = len.filter(|l| *l != n) {
+                return Err(FormatError::new(
+                    k,
+                    format!("has {len} entries but `latencies` has {n}; expected arrays of equal length, one entry per request"),
+                ));
+            }
+        }
+        for i in 0..n {
+            let err = a
+                .errors
+                .as_ref()
+                .and_then(|e| e[i].clone())
+                .filter(|e| !e.is_empty());
+            let status = match &err {
+                Some(text) => Status::of_failure(super::guidellm::http_status_in(text), text),
+                None => Status::Ok,
+            };
+            let mut r = Request::new(0, status);
+            let lat = a.latencies.as_ref().and_then(|v| v[i]);
+            let ttft = a.ttfts.as_ref().and_then(|v| v[i]);
+            let start = a.start_times.as_ref().and_then(|v| v[i]);
+            r.started_at_ns = start.and_then(secs_to_ns);
+            if status == Status::Ok {
+                r.e2e_ms = lat.map(|s| s * 1e3);
+                r.ttft_ms = ttft.map(|s| s * 1e3);
+                r.ended_at_ns = match (start, lat) {
+                    (Some(s), Some(l)) => secs_to_ns(s + l),
+                    _ => None,
+                };
+                if let Some(itl) = a.itls.as_ref().map(|v| &v[i]) {
+                    r.chunk_gaps_ms = itl.iter().map(|s| s * 1e3).collect();
+                }
+                r.output_tokens = a.output_lens.as_ref().and_then(|v| v[i]);
+                r.output_token_source = if r.output_tokens.is_some() {
+                    "server_usage"
+                } else {
+                    "unknown"
+                };
+                r.tool.ttft_ms = r.ttft_ms;
+                r.tool.e2e_ms = r.e2e_ms;
+                if let (Some(e), Some(t), Some(o)) = (r.e2e_ms, r.ttft_ms, r.output_tokens) {
+                    r.tool.tpot_ms = defs::tpot_excluding_first(e, t, o);
+                }
+                r.tool.itl_ms = defs::mean(&r.chunk_gaps_ms);
+            } else {
+                // vLLM keeps a failure's slot with zero latencies: no figures.
+                r.ended_at_ns = r.started_at_ns;
+                r.http_status = err.as_deref().and_then(super::guidellm::http_status_in);
+                r.error_message = err;
+            }
+            r.stream = Some(true);
+            r.prompt_tokens = a.input_lens.as_ref().and_then(|v| v[i]);
+            r.prompt_token_source = if r.prompt_tokens.is_some() {
+                "transformers"
+            } else {
+                "unknown"
+            };
+            r.total_tokens = match (r.prompt_tokens, r.output_tokens) {
+                (Some(p), Some(o)) => Some(p + o),
+                _ => None,
+            };
+            imp.requests.push(r);
+        }
+        let c = &mut imp.cases[0];
+        c.started_at_ns = imp.requests.iter().filter_map(|r| r.started_at_ns).min();
+        c.ended_at_ns = imp.requests.iter().filter_map(|r| r.ended_at_ns).max();
+        imp.rebase_to_first_instant();
+    } else {
+        imp.notes.push(
+            "saved without --save-detailed: only vLLM's aggregates exist, so per-request questions \
+             (percentiles under stormlog's definitions, SLO re-judging, failures by request) cannot be answered"
+                .into(),
+        );
+    }
+    // The summary: everything but the per-request arrays (generated texts dropped
+    // from the summary; they stay in the stored original file).
+    let mut summary = top.clone();
+    summary.remove("generated_texts");
+    imp.cases[0].summary = Value::Object(summary.clone());
+    imp.summary = Value::Object(summary);
+    imp.config = Value::Null;
+    imp.define_stormlog();
+    imp.define(
+        "tool.ttft",
+        "vLLM ttfts: request send -> first chunk with content, s",
+    );
+    imp.define(
+        "tool.e2e",
+        "vLLM latencies (e2el): request send -> last chunk, s",
+    );
+    imp.define(
+        "tool.tpot",
+        "vLLM TPOT: (latency - ttft) / (output_len - 1), successful requests with more than one token",
+    );
+    imp.define(
+        "tool.itl",
+        "vLLM ITL: gaps between consecutive chunks (itls), pooled over all requests; per request here the mean of its gaps",
+    );
+    imp.define("tool.percentiles", "vLLM: numpy linear interpolation");
+    imp.define(
+        "tool.failures",
+        "vLLM: a non-empty `errors` entry; completed counts successes, total_input_tokens counts successes only",
+    );
+    imp.define(
+        "time_base",
+        "vLLM: start_times are time.perf_counter() seconds (monotonic, no epoch anchor; `date` is local time); stored relative to the first request's start",
+    );
+    Ok(imp)
+}
