@@ -19,6 +19,7 @@ pub mod collector;
 pub mod compare;
 pub mod db;
 pub mod exit;
+pub mod html;
 pub mod ingest;
 pub mod join;
 pub mod model;
