@@ -912,7 +912,8 @@ fn report_html(
                 .map(|r| crate::db::runs::resolve(conn, r))
                 .collect::<std::result::Result<_, _>>()?
         };
-        let (page, warnings) = crate::ops::html::project_page(conn, &ids, &cfg).map_err(page_err)?;
+        let (page, warnings) =
+            crate::ops::html::project_page(conn, &ids, &cfg).map_err(page_err)?;
         for w in warnings {
             writeln!(err, "Warning: {w}")?;
         }

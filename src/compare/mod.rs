@@ -222,21 +222,32 @@ pub fn run(
     let exit_code = comparison.exit_code();
     if args.format == Format::Html {
         let shown = report::comparison_report(&comparison, exit_code, &argv, None, &generated_at);
-        let json: serde_json::Value = serde_json::from_str(&shown.dumps_pretty())
-            .map_err(|e| CompareError::Other { message: format!("the comparison report: {e}"), exit: Exit::Unexpected })?;
-        let page = crate::html::compare::render(&json)
-            .map_err(|message| CompareError::Other { message, exit: Exit::Unexpected })?;
+        let json: serde_json::Value =
+            serde_json::from_str(&shown.dumps_pretty()).map_err(|e| CompareError::Other {
+                message: format!("the comparison report: {e}"),
+                exit: Exit::Unexpected,
+            })?;
+        let page = crate::html::compare::render(&json).map_err(|message| CompareError::Other {
+            message,
+            exit: Exit::Unexpected,
+        })?;
         match &args.report {
             Some(path) => {
                 if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                    std::fs::create_dir_all(parent).map_err(|e| CompareError::input(format!("{}: {e}", parent.display())))?;
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| CompareError::input(format!("{}: {e}", parent.display())))?;
                 }
-                std::fs::write(path, page).map_err(|e| CompareError::input(format!("{}: {e}", path.display())))?;
+                std::fs::write(path, page)
+                    .map_err(|e| CompareError::input(format!("{}: {e}", path.display())))?;
                 writeln!(out, "HTML comparison saved to: {}", path.display())?;
             }
             None => out.write_all(page.as_bytes())?,
         }
-        return Ok(if exit_code == 4 { Exit::GateFailed } else { Exit::Ok });
+        return Ok(if exit_code == 4 {
+            Exit::GateFailed
+        } else {
+            Exit::Ok
+        });
     }
     if args.format == Format::Json || args.report.is_some() {
         if let Some(path) = &args.report {

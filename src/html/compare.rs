@@ -71,7 +71,13 @@ pub fn render(report: &Value) -> Result<String, String> {
                     } else if relative {
                         format!("{} [{}, {}]", signed_pct(e), signed_pct(l), signed_pct(u))
                     } else {
-                        format!("{} [{}, {}] {}", fmt_num(e), fmt_num(l), fmt_num(u), s(&m["unit"]))
+                        format!(
+                            "{} [{}, {}] {}",
+                            fmt_num(e),
+                            fmt_num(l),
+                            fmt_num(u),
+                            s(&m["unit"])
+                        )
                     };
                     let verdict = m["verdict"]["direction"]
                         .as_str()
@@ -109,7 +115,12 @@ pub fn render(report: &Value) -> Result<String, String> {
                             l,
                             u,
                             class.to_owned(),
-                            format!("{name}: {} [{}, {}]; {verdict}", signed_pct(e), signed_pct(l), signed_pct(u)),
+                            format!(
+                                "{name}: {} [{}, {}]; {verdict}",
+                                signed_pct(e),
+                                signed_pct(l),
+                                signed_pct(u)
+                            ),
                         ));
                         names.push(name.clone());
                     }
@@ -122,7 +133,7 @@ pub fn render(report: &Value) -> Result<String, String> {
                     &names,
                     |x| format!("{:+}%", (x * 100.0).round()),
                 );
-                plot.vmark(0.0, "mark", "no change");
+                plot.vmark(0.0, "mark", "no change", 0);
                 plot.intervals(&items);
                 Chart {
                     title: format!("Changes in case {case_id}"),
@@ -176,7 +187,9 @@ pub fn render(report: &Value) -> Result<String, String> {
                             s(&r["labels"]["block"]),
                             s(&r["session_status"]),
                             r["started_at_ns"].as_i64().map_or("–".into(), |ns| {
-                                crate::util::iso8601_utc(u64::try_from(ns / 1_000_000_000).unwrap_or(0))
+                                crate::util::iso8601_utc(
+                                    u64::try_from(ns / 1_000_000_000).unwrap_or(0),
+                                )
                             }),
                         ]
                     })
@@ -191,7 +204,14 @@ pub fn render(report: &Value) -> Result<String, String> {
             .to_vec(),
         rows: Vec::new(),
     };
-    for kind in ["blocking", "unverified", "allowed", "covariates", "observation", "unknown"] {
+    for kind in [
+        "blocking",
+        "unverified",
+        "allowed",
+        "covariates",
+        "observation",
+        "unknown",
+    ] {
         if let Some(items) = compat[kind].as_array() {
             for it in items {
                 findings.rows.push(vec![
@@ -208,7 +228,15 @@ pub fn render(report: &Value) -> Result<String, String> {
         .as_array()
         .map(|fs| {
             fs.iter()
-                .map(|f| format!("{} ({}): {}. {}", s(&f["id"]), s(&f["severity"]), s(&f["title"]), s(&f["message"])))
+                .map(|f| {
+                    format!(
+                        "{} ({}): {}. {}",
+                        s(&f["id"]),
+                        s(&f["severity"]),
+                        s(&f["title"]),
+                        s(&f["message"])
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default();

@@ -23,7 +23,10 @@ const TEMPLATES: [(&str, &str); 7] = [
     ("style.css", include_str!("../../templates/style.css")),
     ("script.js", include_str!("../../templates/script.js")),
     ("macros.html", include_str!("../../templates/macros.html")),
-    ("run_section.html", include_str!("../../templates/run_section.html")),
+    (
+        "run_section.html",
+        include_str!("../../templates/run_section.html"),
+    ),
     ("run.html", include_str!("../../templates/run.html")),
     ("project.html", include_str!("../../templates/project.html")),
     ("compare.html", include_str!("../../templates/compare.html")),

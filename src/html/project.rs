@@ -68,12 +68,34 @@ fn utc(ns: Option<i64>) -> String {
 /// run's recorded one, or none).
 pub fn render(runs: &[ProjectRun], policy: Option<&str>) -> Result<String, String> {
     let mut order: Vec<&ProjectRun> = runs.iter().collect();
-    order.sort_by(|a, b| a.started_ns.cmp(&b.started_ns).then(a.view.run_id.cmp(&b.view.run_id)));
+    order.sort_by(|a, b| {
+        a.started_ns
+            .cmp(&b.started_ns)
+            .then(a.view.run_id.cmp(&b.view.run_id))
+    });
     let t0 = order.iter().filter_map(|r| r.started_ns).min().unwrap_or(0);
-    let hours = |ns: Option<i64>| ns.map_or(f64::NAN, |n| (n - t0) as f64 / 3.6e12);
+    // The time axis in a unit that suits the project's span.
+    let t1 = order.iter().filter_map(|r| r.started_ns).max().unwrap_or(0);
+    let span_s = (t1 - t0) as f64 / 1e9;
+    let (unit, per) = if span_s < 120.0 {
+        ("s", 1e9)
+    } else if span_s < 7200.0 {
+        ("min", 6e10)
+    } else if span_s < 2.0 * 86400.0 {
+        ("h", 3.6e12)
+    } else {
+        ("days", 8.64e13)
+    };
+    let hours = |ns: Option<i64>| ns.map_or(f64::NAN, |n| (n - t0) as f64 / per);
+    let time_label = format!("time since the first run ({unit})");
     let mut charts = Vec::new();
     // Latency over time: one point per run and case.
-    let series = [("TTFT p50", "s0"), ("TTFT p99", "s1"), ("E2E p50", "s2"), ("E2E p99", "s3")];
+    let series = [
+        ("TTFT p50", "s0"),
+        ("TTFT p99", "s1"),
+        ("E2E p50", "s2"),
+        ("E2E p99", "s3"),
+    ];
     let (mut xmax, mut ymax, mut tmax) = (0.0f64, 1.0f64, 1.0f64);
     let mut rows = Vec::new();
     for r in &order {
@@ -116,25 +138,34 @@ pub fn render(runs: &[ProjectRun], policy: Option<&str>) -> Result<String, Strin
             ]);
         }
     }
-    let span = xmax.max(1e-3);
+    let span = (xmax * 1.05).max(1e-3);
     let mut lat = Plot::new(860.0, 300.0, (0.0, span), (0.0, ymax));
-    lat.axes("time since the first run (h)", "latency (ms)");
+    lat.axes(&time_label, "latency (ms)");
     let mut tput = Plot::new(860.0, 240.0, (0.0, span), (0.0, tmax));
-    tput.axes("time since the first run (h)", "throughput (req/s)");
+    tput.axes(&time_label, "throughput (req/s)");
     for (i, (name, class)) in series.iter().enumerate() {
         let mut pts = Vec::new();
         let mut hover = Vec::new();
         for r in &order {
             for (case, f) in &r.figures {
                 pts.push((hours(r.started_ns), f[i], f64::NAN, f64::NAN));
-                hover.push(format!("{} / {case}: {name} {} ms", r.view.run_id, fmt_num(f[i])));
+                hover.push(format!(
+                    "{} / {case}: {name} {} ms",
+                    r.view.run_id,
+                    fmt_num(f[i])
+                ));
             }
         }
         // The legend comes from a line through each run's median case.
         let line: Vec<(f64, f64)> = order
             .iter()
             .filter_map(|r| {
-                let mut v: Vec<f64> = r.figures.iter().map(|f| f.1[i]).filter(|v| v.is_finite()).collect();
+                let mut v: Vec<f64> = r
+                    .figures
+                    .iter()
+                    .map(|f| f.1[i])
+                    .filter(|v| v.is_finite())
+                    .collect();
                 v.sort_by(f64::total_cmp);
                 (!v.is_empty()).then(|| (hours(r.started_ns), v[v.len() / 2]))
             })
@@ -148,27 +179,47 @@ pub fn render(runs: &[ProjectRun], policy: Option<&str>) -> Result<String, Strin
         for r in &order {
             for (case, f) in &r.figures {
                 pts.push((hours(r.started_ns), f[4], f64::NAN, f64::NAN));
-                hover.push(format!("{} / {case}: {} req/s", r.view.run_id, fmt_num(f[4])));
+                hover.push(format!(
+                    "{} / {case}: {} req/s",
+                    r.view.run_id,
+                    fmt_num(f[4])
+                ));
             }
         }
         tput.points(&pts, &hover, "s4");
+        tput.legend_entry("s4", "throughput per case");
     }
     let head: Vec<String> = [
-        "run", "case", "started (UTC)", "model", "workload", "TTFT p50 (ms)", "TTFT p99 (ms)",
-        "E2E p50 (ms)", "E2E p99 (ms)", "throughput (req/s)", "attainment",
+        "run",
+        "case",
+        "started (UTC)",
+        "model",
+        "workload",
+        "TTFT p50 (ms)",
+        "TTFT p99 (ms)",
+        "E2E p50 (ms)",
+        "E2E p99 (ms)",
+        "throughput (req/s)",
+        "attainment",
     ]
     .map(String::from)
     .to_vec();
     charts.push(Chart {
         title: "Latency of the runs over time".into(),
         svg: lat.finish("Latency of the runs over time"),
-        caption: "One point per run and case at the run's start; the lines join each run's median case.".into(),
-        table: Table { head: head.clone(), rows: rows.clone() },
+        caption:
+            "One point per run and case at the run's start; the lines join each run's median case."
+                .into(),
+        table: Table {
+            head: head.clone(),
+            rows: rows.clone(),
+        },
     });
     charts.push(Chart {
         title: "Throughput of the runs over time".into(),
         svg: tput.finish("Throughput of the runs over time"),
-        caption: "Requests per second over each case's measured span, one point per run and case.".into(),
+        caption: "Requests per second over each case's measured span, one point per run and case."
+            .into(),
         table: Table { head, rows },
     });
     // The verdict grid: runs × the union of case ids.

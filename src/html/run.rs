@@ -263,12 +263,13 @@ pub fn quantile(v: &[f64], q: f64) -> f64 {
 fn cdf_chart(case: &str, label: &str, vals: &[f64], marks: &Value, thr: Option<f64>) -> Chart {
     let title = format!("{label} CDF, case {case}");
     let mark = |p: &str| marks[p]["value_ms"].as_f64();
-    let hi = vals
-        .last()
-        .copied()
-        .unwrap_or(1.0)
-        .max(thr.unwrap_or(0.0) * 1.05);
-    let mut plot = Plot::new(420.0, 240.0, (0.0, hi), (0.0, 1.0));
+    // The axis covers the values; the threshold too when it is near them,
+    // else a note says where it lies (a 500 ms line beside 20 ms values
+    // would squash the curve into the first pixels).
+    let top = vals.last().copied().unwrap_or(1.0) * 1.05;
+    let thr_on_axis = thr.filter(|t| *t <= top * 3.0);
+    let hi = top.max(thr_on_axis.map_or(0.0, |t| t * 1.05));
+    let mut plot = Plot::new(380.0, 240.0, (0.0, hi), (0.0, 1.0));
     plot.axes(&format!("{label} (ms)"), "fraction of successful requests");
     let pts: Vec<(f64, f64)> = if vals.is_empty() {
         vec![]
@@ -282,13 +283,18 @@ fn cdf_chart(case: &str, label: &str, vals: &[f64], marks: &Value, thr: Option<f
         p
     };
     plot.step(&pts, "s0", "");
-    for p in ["p50", "p90", "p99"] {
+    for (row, p) in ["p50", "p90", "p99"].iter().enumerate() {
         if let Some(v) = mark(p) {
-            plot.vmark(v, "mark", p);
+            plot.vmark(v, "mark", p, row);
         }
     }
-    if let Some(t) = thr {
-        plot.vmark(t, "thr", &format!("SLO {} ms", fmt_num(t)));
+    match (thr, thr_on_axis) {
+        (Some(t), Some(_)) => plot.vmark(t, "thr", &format!("SLO {} ms", fmt_num(t)), 3),
+        (Some(t), None) => plot.note(&format!(
+            "SLO threshold {} ms: beyond the axis →",
+            fmt_num(t)
+        )),
+        _ => {}
     }
     let mut rows: Vec<Vec<String>> = ["p50", "p90", "p95", "p99"]
         .iter()
@@ -299,7 +305,9 @@ fn cdf_chart(case: &str, label: &str, vals: &[f64], marks: &Value, thr: Option<f
                 marks[p]["interval"]["lower_ms"]
                     .as_f64()
                     .zip(marks[p]["interval"]["upper_ms"].as_f64())
-                    .map_or("–".into(), |(a, b)| format!("[{}, {}]", fmt_num(a), fmt_num(b))),
+                    .map_or("–".into(), |(a, b)| {
+                        format!("[{}, {}]", fmt_num(a), fmt_num(b))
+                    }),
             ]
         })
         .collect();
@@ -310,7 +318,10 @@ fn cdf_chart(case: &str, label: &str, vals: &[f64], marks: &Value, thr: Option<f
         let within = vals.partition_point(|v| *v <= t);
         rows.push(vec![
             format!("≤ SLO {} ms", fmt_num(t)),
-            format!("{:.1}% of successful", 100.0 * within as f64 / vals.len().max(1) as f64),
+            format!(
+                "{:.1}% of successful",
+                100.0 * within as f64 / vals.len().max(1) as f64
+            ),
             "–".into(),
         ]);
     }
@@ -327,7 +338,11 @@ fn cdf_chart(case: &str, label: &str, vals: &[f64], marks: &Value, thr: Option<f
         title,
         svg: plot.finish(&format!("{label} CDF")),
         table: Table {
-            head: vec!["percentile".into(), format!("{label} (ms)"), "95% interval (ms)".into()],
+            head: vec![
+                "percentile".into(),
+                format!("{label} (ms)"),
+                "95% interval (ms)".into(),
+            ],
             rows,
         },
     }
@@ -350,8 +365,16 @@ fn case_table(j: &Value, judged: &[CaseJudgement]) -> Table {
             let slo = &c["slo"];
             let (att, good) = if slo["status"] == "evaluated" {
                 (
-                    format!("[{}, {}]", pct(&slo["attainment_lower"]), pct(&slo["attainment_upper"])),
-                    format!("[{}, {}]", num(&slo["goodput_lower_rps"]), num(&slo["goodput_upper_rps"])),
+                    format!(
+                        "[{}, {}]",
+                        pct(&slo["attainment_lower"]),
+                        pct(&slo["attainment_upper"])
+                    ),
+                    format!(
+                        "[{}, {}]",
+                        num(&slo["goodput_lower_rps"]),
+                        num(&slo["goodput_upper_rps"])
+                    ),
                 )
             } else if slo.is_object() {
                 (format!("unmeasurable ({})", s(&slo["reason"])), "–".into())
@@ -445,7 +468,11 @@ fn arrivals_chart(data: &RunData, t0: Option<i64>) -> Option<Chart> {
             vec![
                 format!("{}–{}", fmt_num(i as f64 * w), fmt_num((i + 1) as f64 * w)),
                 cs[i].to_string(),
-                if intended.is_empty() { "–".into() } else { ci[i].to_string() },
+                if intended.is_empty() {
+                    "–".into()
+                } else {
+                    ci[i].to_string()
+                },
             ]
         })
         .collect();
@@ -504,7 +531,10 @@ fn in_flight_chart(data: &RunData, t0: Option<i64>) -> Option<Chart> {
     }
     let ymax = peak.iter().copied().max().unwrap_or(1).max(1) as f64;
     let mut plot = Plot::new(860.0, 220.0, (0.0, nb as f64 * w), (0.0, ymax));
-    plot.axes("time since the first request (s)", "requests in flight (peak per bin)");
+    plot.axes(
+        "time since the first request (s)",
+        "requests in flight (peak per bin)",
+    );
     let pts: Vec<(f64, f64)> = peak
         .iter()
         .enumerate()
@@ -525,7 +555,10 @@ fn in_flight_chart(data: &RunData, t0: Option<i64>) -> Option<Chart> {
     Some(Chart {
         title: "Requests in flight".into(),
         svg: plot.finish("Requests in flight"),
-        caption: format!("The most measured requests open at once in each {} s bin.", fmt_num(w)),
+        caption: format!(
+            "The most measured requests open at once in each {} s bin.",
+            fmt_num(w)
+        ),
         table: Table {
             head: vec!["time (s)".into(), "peak in flight".into()],
             rows,
@@ -592,7 +625,8 @@ fn load_chart(j: &Value) -> Option<Chart> {
     if rows.is_empty() {
         return None;
     }
-    let mut plot = Plot::new(860.0, 300.0, (0.0, xmax), (0.0, ymax));
+    // Room beyond the last case, so its interval is not cut by the frame.
+    let mut plot = Plot::new(860.0, 300.0, (0.0, xmax * 1.08), (0.0, ymax));
     plot.axes(xlabel, "latency (ms)");
     for (i, (_, _, name, class)) in series.iter().enumerate() {
         let mut pts = data[i].clone();
@@ -602,7 +636,11 @@ fn load_chart(j: &Value) -> Option<Chart> {
         plot.points(&pts, &hovers[i], class);
     }
     let mut head = vec!["case".to_owned(), xlabel.to_owned()];
-    head.extend(series.iter().map(|s| format!("{} (ms) [95% interval]", s.2)));
+    head.extend(
+        series
+            .iter()
+            .map(|s| format!("{} (ms) [95% interval]", s.2)),
+    );
     Some(Chart {
         title: "Latency against offered load".into(),
         svg: plot.finish("Latency against offered load"),
@@ -639,10 +677,16 @@ fn memory_chart(
     for smp in &data.samples {
         if let Some(t) = smp.timestamp_ns {
             if let Some(v) = smp.process_rss_bytes {
-                series.entry("client process_rss_bytes".into()).or_default().push((t, v as f64));
+                series
+                    .entry("client process_rss_bytes".into())
+                    .or_default()
+                    .push((t, v as f64));
             }
             if let Some(v) = smp.device_used_bytes {
-                series.entry("client device_used_bytes".into()).or_default().push((t, v as f64));
+                series
+                    .entry("client device_used_bytes".into())
+                    .or_default()
+                    .push((t, v as f64));
             }
         }
     }
@@ -661,7 +705,10 @@ fn memory_chart(
         ymax = ymax.max(p.1 / mib);
     }
     let mut plot = Plot::new(860.0, 280.0, (xmin, xmax), (0.0, ymax));
-    plot.axes("time since the first request, client clock (s)", "memory (MiB)");
+    plot.axes(
+        "time since the first request, client clock (s)",
+        "memory (MiB)",
+    );
     let mut rows = Vec::new();
     if let Some(cases) = j["cases"].as_object() {
         for (key, c) in cases {
@@ -671,14 +718,16 @@ fn memory_chart(
                 m["started_at_ns"].as_i64().zip(m["ended_at_ns"].as_i64())
             });
             if let Some((a, b)) = win {
-                plot.xband(sec(a), sec(b), "band", key);
+                let band = if rows.len() % 2 == 0 {
+                    "band"
+                } else {
+                    "band band2"
+                };
+                plot.xband(sec(a), sec(b), band, key, rows.len());
                 rows.push(vec![
                     format!("case {key} window"),
                     format!("{}–{} s", fmt_num(sec(a)), fmt_num(sec(b))),
-                    format!(
-                        "coverage {}",
-                        s(&c["memory"]["server_coverage"]["status"])
-                    ),
+                    format!("coverage {}", s(&c["memory"]["server_coverage"]["status"])),
                 ]);
             }
         }
@@ -757,7 +806,9 @@ mod tests {
 
     #[test]
     fn thinning_keeps_peaks() {
-        let pts: Vec<(i64, f64)> = (0..1000).map(|i| (i, if i == 537 { 99.0 } else { 1.0 })).collect();
+        let pts: Vec<(i64, f64)> = (0..1000)
+            .map(|i| (i, if i == 537 { 99.0 } else { 1.0 }))
+            .collect();
         let t = thin(&pts, 100);
         assert!(t.len() <= 100);
         assert!(t.iter().any(|p| p.1 == 99.0));

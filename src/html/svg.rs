@@ -92,11 +92,13 @@ pub fn ticks(lo: f64, hi: f64, count: usize) -> Vec<f64> {
     (first..=last.min(first + 100))
         .map(|i| {
             let v = i as f64 * step;
-            // -0 and 0.30000000000000004 come out as 0 and 0.3.
+            // -0 and 0.6000000000000001 come out as 0 and 0.6: rounded to
+            // the step's decimals.
             if v.abs() < step * 1e-9 {
                 0.0
             } else {
-                (v / step).round() * step
+                let decimals = (-step.log10().floor()).max(0.0) as usize;
+                format!("{v:.decimals$}").parse().unwrap_or(v)
             }
         })
         .collect()
@@ -337,7 +339,11 @@ impl Plot {
     fn path_d(&self, points: &[(f64, f64)], step: bool) -> String {
         let mut d = String::with_capacity(points.len() * 12);
         let mut prev: Option<String> = None;
-        for (i, &(x, y)) in points.iter().filter(|p| p.0.is_finite() && p.1.is_finite()).enumerate() {
+        for (i, &(x, y)) in points
+            .iter()
+            .filter(|p| p.0.is_finite() && p.1.is_finite())
+            .enumerate()
+        {
             let (sx, sy) = (px(self.x.clamp_map(x)), px(self.y.clamp_map(y)));
             if i == 0 {
                 let _ = write!(d, "M{sx} {sy}");
@@ -406,8 +412,14 @@ impl Plot {
         );
     }
 
-    /// A vertical marker at `x` with a short label at its top.
-    pub fn vmark(&mut self, x: f64, class: &str, label: &str) {
+    /// The pixel row of the plot area's top edge.
+    fn top_px(&self) -> f64 {
+        self.y.r0.min(self.y.r1)
+    }
+
+    /// A vertical marker at `x` with a short label at its top, on label
+    /// row `row` (markers close together take different rows).
+    pub fn vmark(&mut self, x: f64, class: &str, label: &str, row: usize) {
         if !x.is_finite() || x < self.x.d0 || x > self.x.d1 {
             return;
         }
@@ -418,8 +430,19 @@ impl Plot {
             escape::attr(class),
             px(self.y.r0),
             px(self.y.r1),
-            px(self.y.r1 + 10.0),
+            px(self.top_px() + 10.0 + 11.0 * (row % 4) as f64),
             escape::text(label)
+        );
+    }
+
+    /// A note at the top right of the plot area (e.g. a marker off the axis).
+    pub fn note(&mut self, text: &str) {
+        let _ = write!(
+            self.body,
+            "<text class=\"mk\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+            px(self.x.r1 - 4.0),
+            px(self.y.r0.max(self.y.r1) - 6.0),
+            escape::text(text)
         );
     }
 
@@ -440,8 +463,9 @@ impl Plot {
         );
     }
 
-    /// A shaded vertical band from `x0` to `x1` (a case window), labelled.
-    pub fn xband(&mut self, x0: f64, x1: f64, class: &str, label: &str) {
+    /// A shaded vertical band from `x0` to `x1` (a case window), labelled
+    /// on label row `row` (so adjacent bands' labels do not overlap).
+    pub fn xband(&mut self, x0: f64, x1: f64, class: &str, label: &str, row: usize) {
         if !(x0.is_finite() && x1.is_finite()) {
             return;
         }
@@ -457,7 +481,7 @@ impl Plot {
             px(self.y.r0 - self.y.r1),
             escape::text(label),
             px(a),
-            px(self.y.r1 + 10.0),
+            px(self.top_px() + 10.0 + 11.0 * (row % 3) as f64),
             escape::text(label)
         );
     }
@@ -520,7 +544,8 @@ impl Plot {
         self.body.push_str("</g>");
     }
 
-    fn legend_entry(&mut self, class: &str, name: &str) {
+    /// Adds a legend entry (series drawn as points only have none of their own).
+    pub fn legend_entry(&mut self, class: &str, name: &str) {
         if !name.is_empty() && !self.legend.iter().any(|(c, n)| c == class && n == name) {
             self.legend.push((class.to_owned(), name.to_owned()));
         }
@@ -590,7 +615,10 @@ mod tests {
 
     #[test]
     fn ticks_are_nice() {
-        assert_eq!(ticks(0.0, 100.0, 5), vec![0.0, 20.0, 40.0, 60.0, 80.0, 100.0]);
+        assert_eq!(
+            ticks(0.0, 100.0, 5),
+            vec![0.0, 20.0, 40.0, 60.0, 80.0, 100.0]
+        );
         assert_eq!(ticks(0.0, 1.0, 5), vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0]);
         assert_eq!(ticks(13.0, 47.0, 4), vec![20.0, 30.0, 40.0]);
         assert_eq!(tick_step(0.0, 0.3, 3), 0.1);
@@ -616,8 +644,8 @@ mod tests {
         let mut p = Plot::new(400.0, 200.0, (0.0, 10.0), (0.0, 1.0));
         p.axes("latency (ms)", "fraction <= x");
         p.step(&[(0.0, 0.0), (5.0, 0.5), (10.0, 1.0)], "s0", "<script>");
-        p.vmark(5.0, "mark", "p50");
-        p.vmark(50.0, "mark", "off the chart");
+        p.vmark(5.0, "mark", "p50", 0);
+        p.vmark(50.0, "mark", "off the chart", 1);
         let s = p.finish("TTFT of \"c1\"");
         assert!(s.starts_with("<svg ") && s.ends_with("</svg>"));
         assert!(s.contains("<title>TTFT of \"c1\"</title>"));
@@ -632,7 +660,11 @@ mod tests {
     #[test]
     fn bars_are_one_path() {
         let mut p = Plot::new(400.0, 200.0, (0.0, 3.0), (0.0, 10.0));
-        p.bars(&[(0.0, 1.0, 5.0), (1.0, 2.0, 0.0), (2.0, 3.0, 10.0)], "s1", "sent");
+        p.bars(
+            &[(0.0, 1.0, 5.0), (1.0, 2.0, 0.0), (2.0, 3.0, 10.0)],
+            "s1",
+            "sent",
+        );
         let s = p.finish("arrivals");
         assert_eq!(s.matches("<path").count(), 1);
         assert_eq!(s.matches('Z').count(), 2);

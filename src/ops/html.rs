@@ -147,9 +147,10 @@ pub fn project_page(
         }
     }
     let policy = cfg.policy.as_ref().map(|(p, _)| p.name.clone());
-    let page = crate::html::project::render(&built, policy.as_deref()).map_err(|message| PageError {
-        message,
-        exit: Exit::Unexpected,
-    })?;
+    let page =
+        crate::html::project::render(&built, policy.as_deref()).map_err(|message| PageError {
+            message,
+            exit: Exit::Unexpected,
+        })?;
     Ok((page, warnings))
 }
