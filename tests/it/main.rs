@@ -9,4 +9,5 @@ mod compare;
 mod conformance;
 mod database;
 mod firsthour;
+mod html;
 mod slo;
