@@ -70,18 +70,20 @@ fn build(conn: &Connection, run: &str, cfg: &PageConfig) -> Result<Built, PageEr
         external_spans: spans.clone(),
     };
     let rep = report::build(&data, inputs)?;
-    let judged = match cfg.policy.clone() {
-        Some((p, s)) => report::judge::judge_run(&data, &p, s, &spans),
+    // The judgements come from the report's own case evaluations (the
+    // same figures `report --all` computes again from scratch).
+    let policy = match cfg.policy.clone() {
+        Some(p) => Some(p),
         None => {
             let recorded: Vec<&Value> = data.of_type("infer.slo").collect();
-            match crate::slo::select(None, &recorded) {
-                Ok(sel) => match sel.policy.zip(sel.source) {
-                    Some((p, s)) => report::judge::judge_run(&data, &p, s, &spans),
-                    None => vec![],
-                },
-                Err(_) => vec![],
-            }
+            crate::slo::select(None, &recorded)
+                .ok()
+                .and_then(|sel| sel.policy.zip(sel.source))
         }
+    };
+    let judged = match &policy {
+        Some((p, _)) => judgements(&data.run_id, &rep.json, p),
+        None => vec![],
     };
     let view = crate::html::run::view(&data, &rep, &judged, &samples);
     let config = data
@@ -105,6 +107,58 @@ fn build(conn: &Connection, run: &str, cfg: &PageConfig) -> Result<Built, PageEr
         model,
         workload,
     })
+}
+
+/// Where an attainment interval stands against a target (as `report --all`
+/// says it).
+fn outcome(lower: &Value, upper: &Value, target: f64) -> &'static str {
+    match (lower.as_f64(), upper.as_f64()) {
+        (Some(lo), _) if lo >= target => "met",
+        (_, Some(hi)) if hi < target => "missed",
+        (Some(_), Some(_)) => "undecided",
+        _ => "unmeasurable",
+    }
+}
+
+/// Each case's judgement from its `slo` block in the report.
+fn judgements(run_id: &str, report: &Value, policy: &Policy) -> Vec<CaseJudgement> {
+    let Some(cases) = report["cases"].as_object() else {
+        return vec![];
+    };
+    cases
+        .iter()
+        .map(|(key, c)| {
+            let slo = c["slo"].clone();
+            let evaluated = slo["status"] == "evaluated";
+            let mut targets = Vec::new();
+            if let Some(t) = policy.attainment_target {
+                let o = if evaluated {
+                    outcome(&slo["attainment_lower"], &slo["attainment_upper"], t)
+                } else {
+                    "unmeasurable"
+                };
+                targets.push(("joint".to_owned(), t, o));
+            }
+            for cr in &policy.criteria {
+                if let Some(t) = cr.attainment_target {
+                    let name = cr.key.as_str().to_owned();
+                    let pc = &slo["per_criterion"][&name];
+                    let o = if evaluated {
+                        outcome(&pc["attainment_lower"], &pc["attainment_upper"], t)
+                    } else {
+                        "unmeasurable"
+                    };
+                    targets.push((name, t, o));
+                }
+            }
+            CaseJudgement {
+                run_id: run_id.to_owned(),
+                case_id: key.clone(),
+                slo,
+                targets,
+            }
+        })
+        .collect()
 }
 
 /// The page of one run.
