@@ -68,11 +68,12 @@ pub enum ReportFormat {
 /// `report`'s formats: the two of `analyze`, and a self-contained HTML page.
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum ReportPageFormat {
-    /// Text for people.
+    // Text for people; the reference's report JSON (`--all`: the
+    // judgements); one self-contained HTML file with charts (`--all`: the
+    // project page). Plain comments: doc comments on the values would switch
+    // clap to the long help layout.
     Txt,
-    /// The reference's report JSON (`--all`: the judgements).
     Json,
-    /// One self-contained HTML file with charts (`--all`: the project page).
     Html,
 }
 

@@ -78,7 +78,8 @@ pub enum Format {
     #[default]
     Txt,
     Json,
-    /// One self-contained HTML page (to -o FILE, else stdout).
+    // One self-contained HTML page (to -o FILE, else stdout). Not a doc
+    // comment: one would switch clap to the long help layout.
     Html,
 }
 
@@ -169,7 +170,7 @@ pub struct CompareArgs {
     /// Report format on stdout: txt for people, json, html (one page; to -o FILE when given)
     #[arg(long, value_enum, default_value_t = Format::Txt)]
     pub format: Format,
-    /// Also write the JSON report to this file (--report, the reference's name, works too)
+    /// Also write the JSON report to this file (--report, the reference's name, works too); with --format html, the page
     #[arg(
         long = "output",
         short = 'o',

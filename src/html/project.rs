@@ -138,7 +138,8 @@ pub fn render(runs: &[ProjectRun], policy: Option<&str>) -> Result<String, Strin
             ]);
         }
     }
-    let span = (xmax * 1.05).max(1e-3);
+    // Runs started together still get an axis one unit wide.
+    let span = (xmax * 1.05).max(1.0);
     let mut lat = Plot::new(860.0, 300.0, (0.0, span), (0.0, ymax));
     lat.axes(&time_label, "latency (ms)");
     let mut tput = Plot::new(860.0, 240.0, (0.0, span), (0.0, tmax));

@@ -233,8 +233,20 @@ fn thresholds(policy: &Value) -> Vec<(String, f64)> {
 
 fn requests_by_case(data: &RunData) -> std::collections::BTreeMap<String, Vec<&Request>> {
     let mut m: std::collections::BTreeMap<String, Vec<&Request>> = Default::default();
+    // Requests of a case come in runs: the key is looked up once per run.
+    let mut run: Vec<&Request> = Vec::new();
+    let mut key: Option<&str> = None;
     for r in data.measured() {
-        m.entry(r.case_key.to_string()).or_default().push(r);
+        if key != Some(r.case_key.as_str()) {
+            if let Some(k) = key {
+                m.entry(k.to_owned()).or_default().append(&mut run);
+            }
+            key = Some(r.case_key.as_str());
+        }
+        run.push(r);
+    }
+    if let Some(k) = key {
+        m.entry(k.to_owned()).or_default().append(&mut run);
     }
     m
 }
@@ -507,7 +519,7 @@ fn in_flight_chart(data: &RunData, t0: Option<i64>) -> Option<Chart> {
     if ev.is_empty() {
         return None;
     }
-    ev.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    ev.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     let span = ev.last().map_or(1.0, |e| e.0);
     let w = bin_width(span);
     let nb = ((span / w).floor() as usize + 1).min(TIME_BINS * 2);

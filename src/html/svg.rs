@@ -127,8 +127,11 @@ pub fn fmt_num(v: f64) -> String {
         1
     } else if a >= 1.0 {
         2
-    } else {
+    } else if a >= 0.01 || a == 0.0 {
         3
+    } else {
+        // Small values keep two significant digits.
+        ((-a.log10().floor()) as usize + 1).min(12)
     };
     let mut s = format!("{v:.digits$}");
     if s.contains('.') {
@@ -635,7 +638,8 @@ mod tests {
         assert_eq!(fmt_num(250.0), "250");
         assert_eq!(fmt_num(12_500.0), "12.5k");
         assert_eq!(fmt_num(3_000_000.0), "3M");
-        assert_eq!(fmt_num(-0.0001), "0");
+        assert_eq!(fmt_num(0.0005), "0.0005");
+        assert_eq!(fmt_num(0.00123), "0.0012");
         assert_eq!(fmt_num(f64::NAN), "–");
     }
 

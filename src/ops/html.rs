@@ -56,7 +56,7 @@ struct Built {
     workload: String,
 }
 
-fn build(conn: &Connection, run: &str, cfg: &PageConfig) -> Result<Built, PageError> {
+fn build(conn: &Connection, run: &str, cfg: &PageConfig, many: bool) -> Result<Built, PageError> {
     let data = crate::db::store::load_run(conn, run)?;
     let samples = crate::ingest::telemetry::load_samples(conn, run)?;
     let spans = crate::db::store::attached_spans(conn, run)?;
@@ -99,11 +99,19 @@ fn build(conn: &Connection, run: &str, cfg: &PageConfig) -> Result<Built, PageEr
         Value::String(s) => s.chars().take(12).collect(),
         _ => "–".into(),
     };
+    let data_started = data.measured().filter_map(|r| r.started_at_ns()).min();
+    // Freeing a few hundred thousand requests costs more than the exit
+    // that follows (as `report` does): the process hands the memory back
+    // as a whole. Only the project page builds more than one run, and each
+    // of its runs is freed.
+    if data.requests.len() > 100_000 && !many {
+        std::mem::forget(data);
+    }
     Ok(Built {
         view,
         judged,
         json: rep.json,
-        data_started: data.measured().filter_map(|r| r.started_at_ns()).min(),
+        data_started,
         model,
         workload,
     })
@@ -163,7 +171,7 @@ fn judgements(run_id: &str, report: &Value, policy: &Policy) -> Vec<CaseJudgemen
 
 /// The page of one run.
 pub fn run_page(conn: &Connection, run: &str, cfg: &PageConfig) -> Result<String, PageError> {
-    let b = build(conn, run, cfg)?;
+    let b = build(conn, run, cfg, false)?;
     crate::html::run::render(&b.view).map_err(|message| PageError {
         message,
         exit: Exit::Unexpected,
@@ -180,7 +188,7 @@ pub fn project_page(
     let mut built = Vec::new();
     let mut warnings = Vec::new();
     for id in runs {
-        match build(conn, id, cfg) {
+        match build(conn, id, cfg, true) {
             Ok(b) => {
                 let mut view = b.view;
                 // The project page keeps each run's identity, case table and
