@@ -56,7 +56,37 @@ pub fn ranks(n: usize, p: f64) -> Option<Ranks> {
     if n < 1 || !(p > 0.0 && p < 1.0) {
         return None;
     }
-    let alpha = tail_bound();
+    let (below, upper) = tail_ranks(n, p, tail_bound());
+    let lower = below + 1;
+    if lower < 1 || upper + MARGIN as i64 > n as i64 {
+        return None;
+    }
+    let (lower, upper) = (lower as usize, upper as usize);
+    Some(Ranks {
+        lower,
+        upper,
+        coverage: coverage(n, p, lower, upper),
+    })
+}
+
+/// The order-statistic interval `[X(j), X(k)]` for the p-quantile of `n`
+/// observations at any `confidence` (split evenly between the tails), as
+/// 1-based ranks found by the same search as [`ranks`] without the
+/// sufficiency rule's margin: `j = 0` when no order statistic bounds the
+/// quantile from below, `k = n + 1` when none bounds it from above. `None`
+/// when `n` is 0, `p` is not strictly inside (0, 1) or `confidence` not
+/// inside (0, 1).
+pub fn order_ranks(n: usize, p: f64, confidence: f64) -> Option<(usize, usize)> {
+    if n < 1 || !(p > 0.0 && p < 1.0) || !(confidence > 0.0 && confidence < 1.0) {
+        return None;
+    }
+    let (below, upper) = tail_ranks(n, p, (1.0 - confidence) / 2.0);
+    Some(((below + 1).max(0) as usize, upper.max(1) as usize))
+}
+
+/// `(b, u)`: the largest `b` in `-1..=n` with `P(N <= b) <= alpha` and the
+/// smallest `u >= 1` with `P(N >= u) <= alpha`, `N ~ Binomial(n, p)`.
+fn tail_ranks(n: usize, p: f64, alpha: f64) -> (i64, i64) {
     let nf = n as f64;
     let mean = nf * p;
     let sd = (nf * p * (1.0 - p)).sqrt();
@@ -78,17 +108,7 @@ pub fn ranks(n: usize, p: f64) -> Option<Ranks> {
     while upper_tail(n, upper, p) > alpha {
         upper += 1;
     }
-
-    let lower = below + 1;
-    if lower < 1 || upper + MARGIN as i64 > n as i64 {
-        return None;
-    }
-    let (lower, upper) = (lower as usize, upper as usize);
-    Some(Ranks {
-        lower,
-        upper,
-        coverage: coverage(n, p, lower, upper),
-    })
+    (below, upper)
 }
 
 /// `P(N <= upper - 1) - P(N <= lower - 1)`, evaluated the way scipy's

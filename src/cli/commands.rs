@@ -265,6 +265,7 @@ pub fn run(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Result
             message: e.to_string(),
         }),
         Command::Export(a) => cmd_export(a, out),
+        Command::Slo(a) => super::slo::run(a, out, err),
         Command::Report(a) => cmd_report(a, out, err),
         Command::Analyze(a)
         | Command::Infer {
@@ -498,7 +499,7 @@ fn cmd_export(a: ExportArgs, out: &mut dyn Write) -> Result<Exit> {
     Ok(Exit::Ok)
 }
 
-fn write_file(path: &Path, text: &str) -> Result<()> {
+pub(crate) fn write_file(path: &Path, text: &str) -> Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .map_err(|e| CliError::new(Exit::Unexpected, format!("{}: {e}", parent.display())))?;
@@ -575,7 +576,7 @@ impl From<report::ReportError> for CliError {
 }
 
 /// The policy given on the command line (`--slo` or `--slo-file`), if any.
-fn cli_policy(
+pub(crate) fn cli_policy(
     slo: &[String],
     slo_file: Option<&Path>,
 ) -> Result<Option<(crate::slo::Policy, crate::slo::PolicySource)>> {

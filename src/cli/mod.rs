@@ -1,6 +1,7 @@
 //! Command-line parsing and dispatch: clap types, and the mapping of errors to
 //! exit statuses. The work itself lives in the library modules.
 pub mod commands;
+pub mod slo;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -159,6 +160,9 @@ Without --db the arms are artifact files; with it (also before the command), sto
     #[command(after_help = "Example:
   stormlog migrate --db old.db")]
     Migrate(commands::MigrateArgs),
+    /// SLO questions of stored runs: attainment curves, the tightest
+    /// threshold met, the binding criterion, capacity, verdict changes.
+    Slo(slo::SloArgs),
     /// Drop-in commands of the reference `stormlog infer`.
     #[command(after_help = "Examples:
   stormlog infer analyze examples/fixed_rate.jsonl --format json

@@ -7,3 +7,4 @@
 //! Commands written before this layer still keep their glue in
 //! `cli/commands.rs`; they move here one at a time.
 pub mod html;
+pub mod slo;

@@ -54,7 +54,7 @@ impl CaseJudgement {
 }
 
 /// Where an attainment interval stands against a target.
-fn outcome(lower: &Value, upper: &Value, target: f64) -> &'static str {
+pub(crate) fn outcome(lower: &Value, upper: &Value, target: f64) -> &'static str {
     match (lower.as_f64(), upper.as_f64()) {
         (Some(lo), _) if lo >= target => "met",
         (_, Some(hi)) if hi < target => "missed",

@@ -117,7 +117,7 @@ pub fn evaluate_case(
     Value::Object(rec)
 }
 
-fn share(part: usize, whole: usize) -> Option<f64> {
+pub(crate) fn share(part: usize, whole: usize) -> Option<f64> {
     (whole > 0).then(|| part as f64 / whole as f64)
 }
 
@@ -181,8 +181,49 @@ fn per_criterion(policy: &Policy, judged: &[RequestJudgement], offered: usize) -
             n(Outcome::NotApplicable),
             n(Outcome::Unknown),
         );
+        let m = Marginal::of_counts(c.key.is_aggregate_only(), pass, fail, na, unknown, offered);
+        out.insert(
+            c.key.as_str().to_owned(),
+            json!({
+                "pass": m.pass,
+                "fail": m.fail,
+                "not_applicable": m.not_applicable,
+                "unknown": m.unknown,
+                "attainment_lower": m.attainment_lower,
+                "attainment_upper": m.attainment_upper,
+            }),
+        );
+    }
+    Value::Object(out)
+}
+
+/// One criterion's `per_criterion` entry (slo.md §8.3) as data: the counts
+/// among successful requests and the marginal bounds over every offered
+/// request. The report and `stormlog slo` both build it here.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Marginal {
+    pub pass: usize,
+    pub fail: usize,
+    pub not_applicable: usize,
+    pub unknown: usize,
+    pub attainment_lower: Option<f64>,
+    pub attainment_upper: Option<f64>,
+}
+
+impl Marginal {
+    /// No bounds for an aggregate-only criterion or one no successful
+    /// request could be judged on (`[0, 1]` would read as a figure).
+    pub fn of_counts(
+        aggregate_only: bool,
+        pass: usize,
+        fail: usize,
+        not_applicable: usize,
+        unknown: usize,
+        offered: usize,
+    ) -> Marginal {
+        let na = not_applicable;
         let unjudgeable = unknown > 0 && unknown == pass + fail + na + unknown;
-        let (lower, upper) = if c.key.is_aggregate_only() || unjudgeable {
+        let (attainment_lower, attainment_upper) = if aggregate_only || unjudgeable {
             (None, None)
         } else {
             (
@@ -190,19 +231,15 @@ fn per_criterion(policy: &Policy, judged: &[RequestJudgement], offered: usize) -
                 share(pass + na + unknown, offered),
             )
         };
-        out.insert(
-            c.key.as_str().to_owned(),
-            json!({
-                "pass": pass,
-                "fail": fail,
-                "not_applicable": na,
-                "unknown": unknown,
-                "attainment_lower": lower,
-                "attainment_upper": upper,
-            }),
-        );
+        Marginal {
+            pass,
+            fail,
+            not_applicable,
+            unknown,
+            attainment_lower,
+            attainment_upper,
+        }
     }
-    Value::Object(out)
 }
 
 /// The case's text line (slo.md §8.6, report.md §9), or None without an

@@ -139,6 +139,14 @@ pub struct Judged {
     pub reason: Option<Reason>,
 }
 
+/// The limit is inclusive: a value passes when it is at most `max_ms`. The
+/// one comparison every judgement makes, so that counting the values at or
+/// below a threshold in a sorted column (`slo::sweep`) agrees with it.
+#[inline]
+pub fn passes(value: f64, max_ms: f64) -> bool {
+    value <= max_ms
+}
+
 /// slo.md §7.4.
 pub fn judge(criterion: &Criterion, req: &Request, spans: &Spans) -> Judged {
     let (outcome, reason) = if criterion.key.is_aggregate_only() {
@@ -147,7 +155,7 @@ pub fn judge(criterion: &Criterion, req: &Request, spans: &Spans) -> Judged {
         match measure_key(req, criterion.key, spans) {
             Measure::NotApplicable(r) => (Outcome::NotApplicable, Some(r)),
             Measure::Unknown(r) => (Outcome::Unknown, Some(r)),
-            Measure::Value(v) if v <= criterion.max_ms => (Outcome::Pass, None),
+            Measure::Value(v) if passes(v, criterion.max_ms) => (Outcome::Pass, None),
             Measure::Value(_) => (Outcome::Fail, None),
         }
     };

@@ -22,6 +22,7 @@ pub mod judge;
 pub mod policy;
 pub mod select;
 pub mod targets;
+pub mod sweep;
 
 #[cfg(test)]
 pub(crate) mod tests;

@@ -11,3 +11,4 @@ mod database;
 mod firsthour;
 mod html;
 mod slo;
+mod slo_questions;
