@@ -10,6 +10,7 @@ pub mod escape;
 pub mod page;
 pub mod project;
 pub mod run;
+pub mod slo;
 pub mod svg;
 
 pub use page::{Chart, Table};

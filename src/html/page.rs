@@ -19,7 +19,7 @@ pub struct Chart {
     pub table: Table,
 }
 
-const TEMPLATES: [(&str, &str); 7] = [
+const TEMPLATES: [(&str, &str); 8] = [
     ("style.css", include_str!("../../templates/style.css")),
     ("script.js", include_str!("../../templates/script.js")),
     ("macros.html", include_str!("../../templates/macros.html")),
@@ -30,6 +30,7 @@ const TEMPLATES: [(&str, &str); 7] = [
     ("run.html", include_str!("../../templates/run.html")),
     ("project.html", include_str!("../../templates/project.html")),
     ("compare.html", include_str!("../../templates/compare.html")),
+    ("slo.html", include_str!("../../templates/slo.html")),
 ];
 
 /// Renders the template `name` with `ctx`. The templates are part of the

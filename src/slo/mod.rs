@@ -21,8 +21,8 @@ pub mod flags;
 pub mod judge;
 pub mod policy;
 pub mod select;
-pub mod targets;
 pub mod sweep;
+pub mod targets;
 
 #[cfg(test)]
 pub(crate) mod tests;

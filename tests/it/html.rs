@@ -339,3 +339,65 @@ fn the_checks_catch_what_they_promise_to() {
     )
     .is_ok());
 }
+
+#[test]
+fn slo_curve_and_capacity_pages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tj = fixtures().join("cases/telemetry_joined");
+    ingest(tmp.path(), &[&tj.join("artifact.jsonl")]);
+    // A ttft target the c8 case misses: the sweep brackets a capacity.
+    std::fs::write(
+        tmp.path().join("tight.toml"),
+        "format = \"stormlog.infer.slo\"\nversion = 1\nname = \"tight\"\nattainment_target = 0.9\n\
+         [[criteria]]\nmetric = \"ttft\"\nboundary = \"client\"\nmax_ms = 50\nattainment_target = 0.95\n",
+    )
+    .unwrap();
+    let curve = page(
+        tmp.path(),
+        &[
+            "slo",
+            "curve",
+            "telemetry_joined",
+            "--criterion",
+            "ttft",
+            "--criterion",
+            "e2e",
+        ],
+    );
+    check("slo curve", &curve);
+    assert!(
+        curve.contains("Attainment against threshold: run telemetry_joined, case c8_in128_out24")
+    );
+    let capacity = page(
+        tmp.path(),
+        &[
+            "slo",
+            "capacity",
+            "telemetry_joined",
+            "--slo-file",
+            "tight.toml",
+        ],
+    );
+    check("slo capacity", &capacity);
+    assert!(
+        capacity.contains("capacity 4.25"),
+        "the capacity point is marked"
+    );
+    snapshot("html_slo_capacity", &capacity);
+    // Commands without a page say so.
+    let out = run_in(
+        tmp.path(),
+        &[
+            "--db",
+            "p.db",
+            "slo",
+            "binding",
+            "telemetry_joined",
+            "--slo-file",
+            "tight.toml",
+            "--format",
+            "html",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+}
