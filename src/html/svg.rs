@@ -554,21 +554,27 @@ impl Plot {
         }
     }
 
-    /// The finished `<svg>`, titled (for screen readers) and with its legend.
+    /// The finished `<svg>`, titled (for screen readers), with its legend in
+    /// a row of its own below the x axis' label, so it never covers data.
     pub fn finish(self, title: &str) -> String {
         let mut s = String::with_capacity(self.body.len() + 512);
+        let height = if self.legend.is_empty() {
+            self.height
+        } else {
+            self.height + 18.0
+        };
         let _ = write!(
             s,
             "<svg class=\"chart\" viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\" xmlns=\"http://www.w3.org/2000/svg\"><title>{}</title>",
             px(self.width),
-            px(self.height),
+            px(height),
             px(self.width),
-            px(self.height),
+            px(height),
             escape::text(title)
         );
         s.push_str(&self.body);
-        let mut lx = self.left + 8.0;
-        let ly = self.top + 8.0;
+        let mut lx = self.left;
+        let ly = self.height + 3.0;
         if !self.legend.is_empty() {
             s.push_str("<g class=\"legend\">");
             for (class, name) in &self.legend {
