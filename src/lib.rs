@@ -21,6 +21,7 @@ pub mod compare;
 pub mod db;
 pub mod exit;
 pub mod history;
+pub mod html;
 pub mod import;
 pub mod ingest;
 pub mod join;

@@ -65,6 +65,27 @@ pub enum ReportFormat {
     Json,
 }
 
+/// `report`'s formats: the two of `analyze`, and a self-contained HTML page.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum ReportPageFormat {
+    // Text for people; the reference's report JSON (`--all`: the
+    // judgements); one self-contained HTML file with charts (`--all`: the
+    // project page). Plain comments: doc comments on the values would switch
+    // clap to the long help layout.
+    Txt,
+    Json,
+    Html,
+}
+
+impl ReportPageFormat {
+    fn plain(self) -> ReportFormat {
+        match self {
+            ReportPageFormat::Json => ReportFormat::Json,
+            _ => ReportFormat::Txt,
+        }
+    }
+}
+
 /// How a table of rows is printed.
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum TableFormat {
@@ -170,9 +191,10 @@ pub struct ExportArgs {
 pub struct ReportArgs {
     #[command(flatten)]
     pub db: DbArg,
-    /// Output format: txt for people, json (the reference's report JSON).
+    /// Output format: txt for people, json (the reference's report JSON),
+    /// html (one self-contained page with charts; with --all, the project page).
     #[arg(long, value_enum, default_value = "txt")]
-    pub format: ReportFormat,
+    pub format: ReportPageFormat,
     /// Write the report to FILE instead of stdout (parent directories are created).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -767,6 +789,9 @@ fn cmd_report(a: ReportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
         ));
     }
     let conn = db::read::open_for_reading(&a.db.db)?;
+    if a.format == ReportPageFormat::Html {
+        return report_html(&conn, &a, policy, out, err);
+    }
     if a.all || a.runs.len() > 1 {
         return judge_runs(&conn, &a, policy, out, err);
     }
@@ -794,7 +819,7 @@ fn cmd_report(a: ReportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
         report::imported::annotate(&mut rep, &p, &data);
     }
     clock.mark("report");
-    let exit = emit_for_people(&rep, a.format, a.output.as_deref(), out, err)?;
+    let exit = emit_for_people(&rep, a.format.plain(), a.output.as_deref(), out, err)?;
     let exit = if a.check {
         let judged = judgements(&data, policy, &spans)?;
         let unjudged = if judged.is_empty() && !has_policy {
@@ -931,7 +956,7 @@ fn judge_runs(
     reader
         .join()
         .map_err(|_| CliError::new(Exit::Unexpected, "the reading thread panicked"))??;
-    let text = match a.format {
+    let text = match a.format.plain() {
         ReportFormat::Json => {
             let v: Vec<Value> = rows
                 .iter()
@@ -952,6 +977,56 @@ fn judge_runs(
     }
     if a.check {
         return gate(&rows, &unjudged, err);
+    }
+    Ok(Exit::Ok)
+}
+
+/// `report --format html`: one run's page, or the project page (`--all`, several runs).
+fn report_html(
+    conn: &rusqlite::Connection,
+    a: &ReportArgs,
+    policy: Option<(crate::slo::Policy, crate::slo::PolicySource)>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Exit> {
+    if a.check {
+        return Err(CliError::new(
+            Exit::Usage,
+            "--check goes with --format txt or json (a page is not a gate); run the check separately",
+        ));
+    }
+    let cfg = crate::ops::html::PageConfig {
+        policy,
+        direct_server: a.join.direct_server,
+        clock_offset_ns: a.join.clock_offset_ns,
+        clock_uncertainty_ns: a.join.clock_uncertainty_ns,
+    };
+    let page_err = |e: crate::ops::html::PageError| CliError::new(e.exit, e.message);
+    let page = if a.all || a.runs.len() > 1 {
+        let ids: Vec<String> = if a.all {
+            crate::db::runs::ids(conn)?
+        } else {
+            a.runs
+                .iter()
+                .map(|r| crate::db::runs::resolve(conn, r))
+                .collect::<std::result::Result<_, _>>()?
+        };
+        let (page, warnings) =
+            crate::ops::html::project_page(conn, &ids, &cfg).map_err(page_err)?;
+        for w in warnings {
+            writeln!(err, "Warning: {w}")?;
+        }
+        page
+    } else {
+        let run = crate::db::runs::resolve(conn, &a.runs[0])?;
+        crate::ops::html::run_page(conn, &run, &cfg).map_err(page_err)?
+    };
+    match &a.output {
+        Some(path) => {
+            write_file(path, &page)?;
+            writeln!(out, "HTML report saved to: {}", path.display())?;
+        }
+        None => out.write_all(page.as_bytes())?,
     }
     Ok(Exit::Ok)
 }

@@ -112,6 +112,8 @@ nothing of it was, then a summary; the exit status is 5 when any file was refuse
     #[command(after_help = "Examples:
   stormlog report fixed_rate
   stormlog report fixed_rate --format json -o report.json
+  stormlog report fixed_rate --format html -o run.html  # one page with charts
+  stormlog report --all --format html -o project.html   # every run
   stormlog report telemetry_joined --direct-server   # the client reached the server directly
   stormlog report fixed_rate --slo ttft:500@95% --slo e2e:4000 --target 90%
   stormlog report --all --slo-file examples/slo/interactive.toml --check

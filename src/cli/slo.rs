@@ -78,6 +78,9 @@ pub enum OutFormat {
     Txt,
     Json,
     Csv,
+    // One self-contained HTML page with charts (`curve` and `capacity`).
+    // A plain comment: doc comments on values switch clap's help layout.
+    Html,
 }
 
 /// What every `slo` command reads and writes.
@@ -94,7 +97,7 @@ pub struct Common {
     /// Only cases whose id matches PATTERN (`*` any characters, `?` one).
     #[arg(long, value_name = "PATTERN")]
     pub case: Option<String>,
-    /// Output format.
+    /// Output format (html: a page with charts, for curve and capacity).
     #[arg(long, value_enum, default_value = "txt")]
     pub format: OutFormat,
     /// Write the result to FILE (parent directories are created).
@@ -227,7 +230,24 @@ fn format(c: &Common) -> render::Format {
         OutFormat::Txt => render::Format::Txt,
         OutFormat::Json => render::Format::Json,
         OutFormat::Csv => render::Format::Csv,
+        // Only `curve` and `capacity` have a page; they ask before this.
+        OutFormat::Html => render::Format::Txt,
     }
+}
+
+/// `--format html` on a command without a page.
+fn no_page(c: &Common, command: &str) -> Result<()> {
+    if c.format == OutFormat::Html {
+        return Err(CliError::new(
+            Exit::Usage,
+            format!("slo {command} has no HTML page (slo curve and slo capacity do); use --format txt, json or csv"),
+        ));
+    }
+    Ok(())
+}
+
+fn html_page(page: std::result::Result<String, String>) -> Result<String> {
+    page.map_err(|message| CliError::new(Exit::Unexpected, message))
 }
 
 fn given(p: &PolicyArgs) -> Result<runs::Given> {
@@ -259,16 +279,21 @@ fn curve(a: &CurveArgs) -> Result<String> {
         thresholds.as_ref(),
         joint.as_ref(),
     )?;
+    if a.common.format == OutFormat::Html {
+        return html_page(crate::html::slo::curves(&curves));
+    }
     Ok(render::curves(&curves, format(&a.common)))
 }
 
 fn frontier(a: &FrontierArgs) -> Result<String> {
+    no_page(&a.common, "frontier")?;
     let criteria = keys(&a.criterion)?;
     let rows = runs::frontiers(&selection(&a.common), a.target, &criteria, a.confidence)?;
     Ok(render::frontiers(&rows, format(&a.common)))
 }
 
 fn binding(a: &BindingArgs) -> Result<String> {
+    no_page(&a.common, "binding")?;
     let rows = runs::bindings(&selection(&a.common), &given(&a.policy)?)?;
     Ok(render::bindings(&rows, format(&a.common)))
 }
@@ -280,10 +305,14 @@ fn capacity(a: &CapacityArgs) -> Result<String> {
         LoadArg::Auto => ops::capacity::Load::Auto,
     };
     let sweeps = runs::capacities(&selection(&a.common), &given(&a.policy)?, load)?;
+    if a.common.format == OutFormat::Html {
+        return html_page(crate::html::slo::capacities(&sweeps));
+    }
     Ok(render::capacities(&sweeps, format(&a.common)))
 }
 
 fn diff(a: &DiffArgs) -> Result<String> {
+    no_page(&a.common, "diff")?;
     let slo = given(&a.policy)?;
     let against = if a.against.is_empty() {
         None

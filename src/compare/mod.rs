@@ -80,6 +80,9 @@ pub enum Format {
     #[default]
     Txt,
     Json,
+    // One self-contained HTML page (to -o FILE, else stdout). Not a doc
+    // comment: one would switch clap to the long help layout.
+    Html,
 }
 
 /// The flags of `stormlog infer compare`, as the reference names them.
@@ -177,10 +180,10 @@ pub struct CompareArgs {
     /// (overlap: no rates, never gated)
     #[arg(long = "segment-membership", default_value = "arrival", value_parser = ["arrival", "overlap"])]
     pub segment_membership: String,
-    /// Report format on stdout: txt for people, json
+    /// Report format on stdout: txt for people, json, html (one page; to -o FILE when given)
     #[arg(long, value_enum, default_value_t = Format::Txt)]
     pub format: Format,
-    /// Also write the JSON report to this file (--report, the reference's name, works too)
+    /// Also write the JSON report to this file (--report, the reference's name, works too); with --format html, the page
     #[arg(
         long = "output",
         short = 'o',
@@ -231,6 +234,35 @@ pub fn run(
         Err(e) => return Err(e),
     };
     let exit_code = comparison.exit_code();
+    if args.format == Format::Html {
+        let shown = report::comparison_report(&comparison, exit_code, &argv, None, &generated_at);
+        let json: serde_json::Value =
+            serde_json::from_str(&shown.dumps_pretty()).map_err(|e| CompareError::Other {
+                message: format!("the comparison report: {e}"),
+                exit: Exit::Unexpected,
+            })?;
+        let page = crate::html::compare::render(&json).map_err(|message| CompareError::Other {
+            message,
+            exit: Exit::Unexpected,
+        })?;
+        match &args.report {
+            Some(path) => {
+                if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| CompareError::input(format!("{}: {e}", parent.display())))?;
+                }
+                std::fs::write(path, page)
+                    .map_err(|e| CompareError::input(format!("{}: {e}", path.display())))?;
+                writeln!(out, "HTML comparison saved to: {}", path.display())?;
+            }
+            None => out.write_all(page.as_bytes())?,
+        }
+        return Ok(if exit_code == 4 {
+            Exit::GateFailed
+        } else {
+            Exit::Ok
+        });
+    }
     if args.format == Format::Json || args.report.is_some() {
         if let Some(path) = &args.report {
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned());

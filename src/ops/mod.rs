@@ -9,4 +9,5 @@
 
 pub mod export_parquet;
 pub mod history;
+pub mod html;
 pub mod slo;

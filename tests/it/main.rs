@@ -12,6 +12,7 @@ mod execution;
 mod export_parquet;
 mod firsthour;
 mod history;
+mod html;
 mod peers;
 mod segment;
 mod slo;
