@@ -8,4 +8,5 @@ mod common;
 mod compare;
 mod conformance;
 mod database;
+mod hostile;
 mod slo;

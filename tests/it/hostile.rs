@@ -1,0 +1,199 @@
+//! Hostile input and failure (issue 23): one regression test per defect
+//! found, named after it. The expected figures are the reference's (stormlog
+//! 0.4.3) on the same mutated inputs.
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::Value;
+
+use crate::common::{fixtures, run_in};
+
+/// The replay case's artifact with `field` of its first successful measured
+/// request replaced by the JSON text `value` (spelled as given: `1e30`,
+/// `NaN`, a 31-digit integer).
+pub fn mutated_replay(dir: &Path, field: &str, value: &str) -> PathBuf {
+    let text =
+        std::fs::read_to_string(fixtures().join("cases/replay/artifact.jsonl")).expect("fixture");
+    let mut done = false;
+    let lines: Vec<String> = text
+        .split('\n')
+        .map(|line| {
+            let key = format!("\"{field}\": ");
+            if done
+                || !line.contains("\"infer.request\"")
+                || !line.contains("\"phase\": \"measured\"")
+                || !line.contains("\"status\": \"ok\"")
+            {
+                return line.to_owned();
+            }
+            let Some(at) = line.find(&key) else {
+                return line.to_owned();
+            };
+            let start = at + key.len();
+            let end = start + line[start..].find([',', '}']).expect("a value ends");
+            done = true;
+            format!("{}{value}{}", &line[..start], &line[end..])
+        })
+        .collect();
+    assert!(done, "no request holds {field}");
+    let path = dir.join(format!("{field}.jsonl"));
+    std::fs::write(&path, lines.join("\n")).expect("write");
+    path
+}
+
+/// `infer analyze` and `ingest` + `report` of one artifact: both outputs
+/// (JSON), which must agree.
+fn analyze_and_report(dir: &Path, artifact: &Path) -> Value {
+    let a = artifact.to_str().expect("utf-8 path");
+    let out = run_in(dir, &["infer", "analyze", a, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let analyzed: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let db = dir.join("p.db");
+    let _ = std::fs::remove_file(&db);
+    let db = db.to_str().expect("utf-8 path");
+    let out = run_in(dir, &["ingest", "--db", db, a]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let runs = run_in(dir, &["runs", "--db", db, "--format", "json"]);
+    let runs: Value = serde_json::from_slice(&runs.stdout).expect("runs json");
+    let run = runs[0]["run_id"].as_str().expect("a run").to_owned();
+    let out = run_in(dir, &["report", "--db", db, "--format", "json", &run]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reported: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(
+        analyzed, reported,
+        "report from the database equals analyze"
+    );
+    analyzed
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The report's JSON text of one case's block, numbers spelled as printed
+/// (serde_json would read a 31-digit integer as a float).
+fn raw_number(out: &Value, path: &[&str]) -> String {
+    let mut v = out;
+    for k in path {
+        v = &v[*k];
+    }
+    v.to_string()
+}
+
+#[test]
+fn defect_1_integers_past_64_bits_stay_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = ["cases", "replay_in64_out16"];
+    let tokens = |field: &str, value: &str, key: &str| {
+        let out = analyze_and_report(dir.path(), &mutated_replay(dir.path(), field, value));
+        raw_number(&out, &[case[0], case[1], "tokens", key])
+    };
+    // 2^63 plus the other requests' 304 tokens; the reference's exact sum.
+    assert_eq!(
+        tokens("output_tokens", "9223372036854775808", "output_tokens"),
+        "9223372036854776112"
+    );
+    // Past 64 bits: an integer literal is exact; the float 1e30 is int(1e30).
+    let exact = analyze_and_report(
+        dir.path(),
+        &mutated_replay(
+            dir.path(),
+            "output_tokens",
+            "1000000000000000000000000000000",
+        ),
+    );
+    let printed = String::from_utf8(
+        run_in(
+            dir.path(),
+            &[
+                "infer",
+                "analyze",
+                dir.path().join("output_tokens.jsonl").to_str().unwrap(),
+                "--format",
+                "json",
+            ],
+        )
+        .stdout,
+    )
+    .unwrap();
+    assert!(
+        printed.contains("\"output_tokens\": 1000000000000000000000000000304"),
+        "the exact sum is printed"
+    );
+    assert_eq!(
+        exact[case[0]][case[1]]["streaming"]["mean_tokens_per_chunk"],
+        3.125e27
+    );
+    assert_eq!(
+        tokens("total_tokens", "-9223372036854775809", "total_tokens"),
+        "-9223372036854774289"
+    );
+    // A peak in flight past 2^63, exactly.
+    let out = analyze_and_report(
+        dir.path(),
+        &mutated_replay(dir.path(), "in_flight_at_dispatch", "9223372036854775809"),
+    );
+    assert_eq!(
+        raw_number(&out, &[case[0], case[1], "arrivals", "peak_in_flight"]),
+        "9223372036854775809"
+    );
+    // An end time of 1e30 ns: the span is exact, not clamped to 2^63.
+    let out = analyze_and_report(
+        dir.path(),
+        &mutated_replay(dir.path(), "ended_at_ns", "1e30"),
+    );
+    let latency = &out[case[0]][case[1]]["latency_ms"];
+    assert_eq!(latency["e2e_from_intended_p99"], 8.09999999998544e23);
+    assert_eq!(latency["e2e_from_intended_p95"], 4.999999999991091e22);
+    // A start past 2^63 is kept exactly in the dispatch window.
+    let out = analyze_and_report(
+        dir.path(),
+        &mutated_replay(dir.path(), "started_at_ns", "9223372036854775809"),
+    );
+    assert_eq!(
+        raw_number(
+            &out,
+            &[
+                case[0],
+                case[1],
+                "intervals",
+                "dispatch_window",
+                "ended_at_ns"
+            ]
+        ),
+        "9223372036854775809"
+    );
+}
+
+#[test]
+fn defect_2_nan_output_tokens_is_refused_as_the_reference_does() {
+    let dir = tempfile::tempdir().unwrap();
+    for (value, message) in [
+        ("NaN", "cannot convert float NaN to integer"),
+        ("Infinity", "cannot convert float infinity to integer"),
+        ("\"abc\"", "invalid literal for int() with base 10: 'abc'"),
+        (
+            "[1]",
+            "int() argument must be a string, a bytes-like object or a real number, not 'list'",
+        ),
+    ] {
+        let a = mutated_replay(dir.path(), "output_tokens", value);
+        let out = run_in(
+            dir.path(),
+            &["infer", "analyze", a.to_str().unwrap(), "--format", "json"],
+        );
+        assert_eq!(out.status.code(), Some(1), "{value}: {}", stderr(&out));
+        assert_eq!(
+            stderr(&out).trim_end(),
+            format!("Error: {message}"),
+            "{value}"
+        );
+    }
+    // What Python's int() reads, the tokens per chunk count.
+    let a = mutated_replay(dir.path(), "output_tokens", "\" 1_7 \"");
+    let out = analyze_and_report(dir.path(), &a);
+    assert_eq!(
+        out["cases"]["replay_in64_out16"]["streaming"]["mean_tokens_per_chunk"], 1.003125,
+        "16 tokens read as 17"
+    );
+}
