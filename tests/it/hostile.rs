@@ -197,3 +197,32 @@ fn defect_2_nan_output_tokens_is_refused_as_the_reference_does() {
         "16 tokens read as 17"
     );
 }
+
+/// `path`'s lines with line `n` (1-based) written twice.
+pub fn with_line_repeated(dir: &Path, path: &Path, n: usize, name: &str) -> PathBuf {
+    let text = std::fs::read_to_string(path).expect("fixture");
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    lines.insert(n, lines[n - 1]);
+    let out = dir.join(name);
+    std::fs::write(&out, lines.join("\n")).expect("write");
+    out
+}
+
+#[test]
+fn defect_3_a_repeated_context_line_is_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = fixtures().join("cases/replay/artifact.jsonl");
+    let line = std::fs::read_to_string(&original)
+        .unwrap()
+        .lines()
+        .position(|l| l.contains("\"event_type\": \"infer.context\""))
+        .expect("a context line")
+        + 1;
+    let repeated = with_line_repeated(dir.path(), &original, line, "repeated.jsonl");
+    let out = analyze_and_report(dir.path(), &repeated);
+    let expected: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("cases/replay/expected.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(out["cases"], expected["cases"]);
+}
