@@ -217,6 +217,7 @@ fn cmd_ingest(a: IngestArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Resul
         progress: true,
         run: a.run.clone(),
         skip_digest: false,
+        keep_any_slo: false,
     };
     let mut failures: Vec<CliError> = Vec::new();
     for path in &a.files {
@@ -664,6 +665,7 @@ pub fn analyze(a: &AnalyzeRequest) -> Result<report::Report> {
     let (mut conn, scratch) = db::open_scratch()?;
     let opts = ingest::Options {
         skip_digest: true,
+        keep_any_slo: true,
         ..Default::default()
     };
     let done = ingest::ingest_artifact(&mut conn, &a.artifact, &opts)?;

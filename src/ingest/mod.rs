@@ -101,6 +101,10 @@ pub struct Options {
     /// from a different one, so a scratch database for one report skips it
     /// (`artifact_sha256` stays NULL).
     pub skip_digest: bool,
+    /// Store a file whose recorded SLO policy (`infer.slo`) a report would
+    /// refuse (`infer analyze` checks it itself, in the reference's order
+    /// and words). By default ingest refuses what a report refuses.
+    pub keep_any_slo: bool,
 }
 
 fn open(path: &Path) -> Result<File, IngestError> {
@@ -367,6 +371,8 @@ fn write_artifact(
     let mut first_error: Option<IngestError> = None;
     let mut outcome = Outcome::Added;
     let mut failure: Option<IngestError> = None;
+    // The recorded SLO policies and their lines (a report takes exactly one).
+    let mut slo_records: Vec<(u64, Value)> = Vec::new();
     'batches: for batch in recv.iter() {
         for (line_no, prepared) in batch {
             if first_error.is_some() {
@@ -379,6 +385,15 @@ fn write_artifact(
                     continue;
                 }
                 fast::Prepared::Row(row) => {
+                    let event_type = match row.table {
+                        Some(t) => Some(crate::db::tables::TABLES[t].event_type),
+                        None => row.event_type.as_deref(),
+                    };
+                    if event_type == Some("infer.slo") {
+                        if let Ok(v) = pyjson::parse(&row.line) {
+                            slo_records.push((line_no, v));
+                        }
+                    }
                     facts.observe_line(&row.facts);
                     Pending::Row(seq, row)
                 }
@@ -392,7 +407,11 @@ fn write_artifact(
                         context,
                     }) => Pending::Context(seq, context_id, context),
                     Ok(Line::Record { raw, transport }) => {
-                        facts.observe(&contexts.expand(&raw));
+                        let expanded = contexts.expand(&raw);
+                        if expanded.get("event_type").and_then(Value::as_str) == Some("infer.slo") {
+                            slo_records.push((line_no, Value::Object(expanded.clone())));
+                        }
+                        facts.observe(&expanded);
                         Pending::Record(seq, raw, transport)
                     }
                 },
@@ -448,6 +467,14 @@ fn write_artifact(
             path,
             "not an inference artifact (no infer.session or infer.request records)",
         ));
+    }
+    if !opts.keep_any_slo && !slo_records.is_empty() {
+        let recorded: Vec<&Value> = slo_records.iter().map(|(_, v)| v).collect();
+        if let Err(e) = crate::slo::select(None, &recorded) {
+            // The second record when there are several, else the one.
+            let line = slo_records.get(1).unwrap_or(&slo_records[0]).0;
+            return Err(IngestError::at_line(path, line, e));
+        }
     }
     let sha = end.sha256;
     let (line_count, bytes) = (end.line_count, end.bytes);

@@ -226,3 +226,47 @@ fn defect_3_a_repeated_context_line_is_accepted() {
     .unwrap();
     assert_eq!(out["cases"], expected["cases"]);
 }
+
+/// The bytes of a database and its write-ahead log, if any.
+pub fn db_bytes(db: &Path) -> Vec<u8> {
+    let mut bytes = std::fs::read(db).unwrap_or_default();
+    let wal = db.with_extension("db-wal");
+    bytes.extend(std::fs::read(wal).unwrap_or_default());
+    bytes
+}
+
+#[test]
+fn defect_4_a_repeated_slo_line_is_refused_by_ingest_as_by_analyze() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = fixtures().join("cases/slo_recorded/artifact.jsonl");
+    let line = std::fs::read_to_string(&original)
+        .unwrap()
+        .lines()
+        .position(|l| l.contains("\"event_type\": \"infer.slo\""))
+        .expect("an slo line")
+        + 1;
+    let repeated = with_line_repeated(dir.path(), &original, line, "two_slo.jsonl");
+    let message = "the artifact holds 2 infer.slo records; expected one";
+    let out = run_in(
+        dir.path(),
+        &["infer", "analyze", "two_slo.jsonl", "--format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(5));
+    assert_eq!(stderr(&out).trim_end(), format!("Error: {message}"));
+    // A database holding another run: the refusal leaves it byte for byte.
+    let good = fixtures().join("cases/replay/artifact.jsonl");
+    let ok = run_in(
+        dir.path(),
+        &["ingest", "--db", "p.db", good.to_str().unwrap()],
+    );
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    let before = db_bytes(&dir.path().join("p.db"));
+    let out = run_in(dir.path(), &["ingest", "--db", "p.db", "two_slo.jsonl"]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("two_slo.jsonl: line {}: {message}", line + 1)),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(before, db_bytes(&dir.path().join("p.db")));
+}
