@@ -60,6 +60,22 @@ pub fn progress_bar(enabled: bool, total: u64, path: &Path) -> Option<indicatif:
     Some(bar)
 }
 
+/// `s` padded with spaces to `width` characters, on the right (or, when
+/// `right_align`, on the left). `format!`'s `{:<w$}` panics for a width
+/// of 65,536 or more, which a stored value can ask for.
+pub fn pad(s: &str, width: usize, right_align: bool) -> String {
+    let fill = width.saturating_sub(s.chars().count());
+    let mut out = String::with_capacity(s.len() + fill);
+    if right_align {
+        out.extend(std::iter::repeat_n(' ', fill));
+    }
+    out.push_str(s);
+    if !right_align {
+        out.extend(std::iter::repeat_n(' ', fill));
+    }
+    out
+}
+
 /// Left-aligned columns for a terminal, two spaces apart.
 pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
@@ -77,7 +93,8 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
             if i + 1 == cells.len() {
                 l.push_str(c);
             } else {
-                l.push_str(&format!("{c:<w$}  ", w = widths[i]));
+                l.push_str(&pad(c, widths[i], false));
+                l.push_str("  ");
             }
         }
         out.push_str(l.trim_end());

@@ -270,3 +270,34 @@ fn defect_4_a_repeated_slo_line_is_refused_by_ingest_as_by_analyze() {
     );
     assert_eq!(before, db_bytes(&dir.path().join("p.db")));
 }
+
+#[test]
+fn defect_5_values_of_65536_characters_do_not_panic_the_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = fixtures().join("cases/replay/artifact.jsonl");
+    let ok = run_in(
+        dir.path(),
+        &["ingest", "--db", "p.db", good.to_str().unwrap()],
+    );
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    let out = run_in(
+        dir.path(),
+        &[
+            "sql",
+            "--db",
+            "p.db",
+            "SELECT printf('%.*c', 65536, 'x') AS v",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().nth(2).map(str::len), Some(65536));
+    {
+        let conn = rusqlite::Connection::open(dir.path().join("p.db")).unwrap();
+        conn.execute("UPDATE runs SET model = printf('%.*c', 70000, 'm')", [])
+            .unwrap();
+    }
+    let out = run_in(dir.path(), &["runs", "--db", "p.db"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&"m".repeat(70000)));
+}
