@@ -237,8 +237,8 @@ fn cmd_ingest(a: IngestArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Resul
                 writeln!(
                     out,
                     "{}: {what} {verb}: run {}, {} records, {:.1} MB in {:.2} s",
-                    path.display(),
-                    done.run_id,
+                    crate::util::printable(&path.display().to_string()),
+                    crate::util::printable(&done.run_id),
                     done.records,
                     done.bytes as f64 / 1e6,
                     started.elapsed().as_secs_f64()
@@ -359,7 +359,7 @@ fn emit(
     err: &mut dyn Write,
 ) -> Result<Exit> {
     for w in &rep.warnings {
-        writeln!(err, "Warning: {w}")?;
+        writeln!(err, "Warning: {}", crate::util::printable(w))?;
     }
     let text = match format {
         ReportFormat::Json => rep.to_json(),
@@ -586,10 +586,16 @@ fn judge_runs(
         match judged {
             Ok(j) if j.is_empty() => writeln!(
                 err,
-                "Warning: run {id} has no policy to judge it by; pass --slo or --slo-file"
+                "Warning: run {} has no policy to judge it by; pass --slo or --slo-file",
+                crate::util::printable(&id)
             )?,
             Ok(j) => rows.extend(j),
-            Err(e) => writeln!(err, "Warning: run {id}: {}", e.message)?,
+            Err(e) => writeln!(
+                err,
+                "Warning: run {}: {}",
+                crate::util::printable(&id),
+                crate::util::printable(&e.message)
+            )?,
         }
     }
     reader

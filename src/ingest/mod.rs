@@ -33,8 +33,9 @@ pub enum IngestError {
     Invalid { path: PathBuf, message: String },
     /// A different file already holds this run id.
     #[error(
-        "{display}: run '{run_id}' is already stored from another file ({existing}); pass --replace to replace it",
-        display = .path.display()
+        "{display}: run '{run}' is already stored from another file ({existing}); pass --replace to replace it",
+        display = .path.display(),
+        run = crate::util::printable(.run_id)
     )]
     Conflict {
         path: PathBuf,

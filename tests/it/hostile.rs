@@ -301,3 +301,44 @@ fn defect_5_values_of_65536_characters_do_not_panic_the_tables() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains(&"m".repeat(70000)));
 }
+
+#[test]
+fn defect_7_run_ids_models_and_endpoints_cannot_reach_the_terminal_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixtures().join("cases/replay/artifact.jsonl")).unwrap();
+    let hostile = "\\u001b[2J\\u001b]0;owned\\u0007re\\nplay";
+    let text = text.replace(
+        "\"run_id\": \"replay\"",
+        &format!("\"run_id\": \"{hostile}\""),
+    );
+    std::fs::write(dir.path().join("a.jsonl"), text).unwrap();
+    let out = run_in(dir.path(), &["ingest", "--db", "p.db", "a.jsonl"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !said.contains('\u{1b}') && !said.contains('\u{7}'),
+        "{said:?}"
+    );
+    assert_eq!(said.lines().count(), 1, "{said:?}");
+    assert!(said.contains("run \\u{1b}[2J\\u{1b}]0;owned\\u{7}re\\u{a}play,"));
+    {
+        let conn = rusqlite::Connection::open(dir.path().join("p.db")).unwrap();
+        conn.execute(
+            "UPDATE runs SET model = 'm' || char(27) || '[31m', endpoint = 'e' || char(10) || 'forged  row'",
+            [],
+        )
+        .unwrap();
+    }
+    let out = run_in(dir.path(), &["runs", "--db", "p.db"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(!table.contains('\u{1b}'), "{table:?}");
+    assert_eq!(table.lines().count(), 2, "a header and one row: {table:?}");
+    // report --all names the run in its warning (no policy to judge by).
+    let out = run_in(dir.path(), &["report", "--db", "p.db", "--all"]);
+    let err = stderr(&out);
+    assert!(
+        !err.contains('\u{1b}') && err.contains("re\\u{a}play"),
+        "{err:?}"
+    );
+}
