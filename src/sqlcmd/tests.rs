@@ -65,6 +65,7 @@ fn args(db: &Path, format: Format, query: &str) -> SqlArgs {
         format,
         file: None,
         query: Some(query.into()),
+        timeout: 60.0,
     }
 }
 

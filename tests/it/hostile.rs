@@ -342,3 +342,39 @@ fn defect_7_run_ids_models_and_endpoints_cannot_reach_the_terminal_raw() {
         "{err:?}"
     );
 }
+
+#[test]
+fn defect_11_sql_stops_a_runaway_query_at_its_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = fixtures().join("cases/replay/artifact.jsonl");
+    let ok = run_in(
+        dir.path(),
+        &["ingest", "--db", "p.db", good.to_str().unwrap()],
+    );
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    let endless =
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c";
+    let out = run_in(
+        dir.path(),
+        &["sql", "--db", "p.db", "--timeout", "0.3", endless],
+    );
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("ran longer than --timeout 0.3 s and was stopped"),
+        "{}",
+        stderr(&out)
+    );
+    // A query within its time is untouched by the watch.
+    let out = run_in(
+        dir.path(),
+        &[
+            "sql",
+            "--db",
+            "p.db",
+            "--timeout",
+            "30",
+            "SELECT count(*) AS n FROM requests",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
