@@ -58,6 +58,20 @@ pub fn big_int(v: &Value) -> Option<crate::py::Int> {
     }
 }
 
+/// Whether a string stands for a number (a NaN, ±∞ or big-integer sentinel).
+pub fn is_sentinel(s: &str) -> bool {
+    sentinel_f64(s).is_some() || s.starts_with(BIG_INT)
+}
+
+/// The value as a Python `str`, when it is one: a string that is no
+/// sentinel (a NaN, ±∞ or a big integer stands for a number).
+pub fn as_py_str(v: &Value) -> Option<&str> {
+    match v {
+        Value::String(s) if sentinel_f64(s).is_none() && !s.starts_with(BIG_INT) => Some(s),
+        _ => None,
+    }
+}
+
 /// The float a sentinel string stands for, if `s` is one.
 pub fn sentinel_f64(s: &str) -> Option<f64> {
     match s {

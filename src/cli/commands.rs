@@ -217,7 +217,7 @@ fn cmd_ingest(a: IngestArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Resul
         progress: true,
         run: a.run.clone(),
         skip_digest: false,
-        keep_any_slo: false,
+        analyze: false,
     };
     let mut failures: Vec<CliError> = Vec::new();
     for path in &a.files {
@@ -671,7 +671,7 @@ pub fn analyze(a: &AnalyzeRequest) -> Result<report::Report> {
     let (mut conn, scratch) = db::open_scratch()?;
     let opts = ingest::Options {
         skip_digest: true,
-        keep_any_slo: true,
+        analyze: true,
         ..Default::default()
     };
     let done = ingest::ingest_artifact(&mut conn, &a.artifact, &opts)?;

@@ -102,10 +102,12 @@ pub struct Options {
     /// from a different one, so a scratch database for one report skips it
     /// (`artifact_sha256` stays NULL).
     pub skip_digest: bool,
-    /// Store a file whose recorded SLO policy (`infer.slo`) a report would
-    /// refuse (`infer analyze` checks it itself, in the reference's order
-    /// and words). By default ingest refuses what a report refuses.
-    pub keep_any_slo: bool,
+    /// The ingest behind `infer analyze`, which words its refusals as the
+    /// reference does: invalid UTF-8 by byte position only, and the recorded
+    /// SLO policy (`infer.slo`) left for analyze to check in the reference's
+    /// order. Otherwise ingest names the line, and refuses a file whose
+    /// policy a report would refuse.
+    pub analyze: bool,
 }
 
 fn open(path: &Path) -> Result<File, IngestError> {
@@ -126,6 +128,10 @@ pub fn sniff(path: &Path) -> Result<Kind, IngestError> {
         path: path.to_owned(),
         source,
     })? {
+        // Not UTF-8: the artifact reader refuses it, naming the line.
+        if lines.utf8_error.is_some() {
+            return Ok(Kind::Artifact);
+        }
         if line.trim().is_empty() {
             continue;
         }
@@ -265,7 +271,8 @@ struct ReadEnd {
     line_count: u64,
     bytes: u64,
     sha256: Option<String>,
-    utf8_error: Option<String>,
+    /// The first invalid UTF-8 (Python's message) and its line.
+    utf8_error: Option<(String, u64)>,
 }
 
 /// Lines per prepared batch. Up to four batches are alive at once (two
@@ -291,6 +298,10 @@ fn read_batches(
         let mut raw: Vec<(u64, String)> = Vec::with_capacity(BATCH_LINES);
         while raw.len() < BATCH_LINES {
             match lines.next_line()? {
+                // The file is refused for invalid UTF-8 whatever follows:
+                // nothing more is read or prepared (a huge bad line costs
+                // the line, not a parse of it).
+                Some(_) if lines.utf8_error.is_some() => break,
                 Some(l) => raw.push((lines.line_no, l)),
                 None => break,
             }
@@ -298,7 +309,7 @@ fn read_batches(
         if let Some(bar) = &bar {
             bar.set_position(lines.bytes_read);
         }
-        let done = raw.len() < BATCH_LINES;
+        let done = raw.len() < BATCH_LINES || lines.utf8_error.is_some();
         let batch: Batch = raw
             .into_par_iter()
             .map(|(n, l)| (n, fast::prepare(l)))
@@ -313,8 +324,8 @@ fn read_batches(
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    let (line_count, bytes, utf8_error) =
-        (lines.line_no, lines.bytes_read, lines.utf8_error.take());
+    let (line_count, bytes) = (lines.line_no, lines.bytes_read);
+    let utf8_error = lines.utf8_error.take().map(|m| (m, lines.utf8_error_line));
     Ok(ReadEnd {
         line_count,
         bytes,
@@ -457,8 +468,13 @@ fn write_artifact(
         return Err(e);
     }
     // Python reads the whole file first: invalid UTF-8 anywhere wins.
-    if let Some(msg) = end.utf8_error {
-        return Err(IngestError::invalid(path, msg));
+    if let Some((msg, line)) = end.utf8_error {
+        // `infer analyze` words it as the reference does (a byte position);
+        // ingest says the line too.
+        return Err(match opts.analyze {
+            true => IngestError::invalid(path, msg),
+            false => IngestError::at_line(path, line, msg),
+        });
     }
     if let Some(e) = first_error {
         return Err(e);
@@ -469,7 +485,7 @@ fn write_artifact(
             "not an inference artifact (no infer.session or infer.request records)",
         ));
     }
-    if !opts.keep_any_slo && !slo_records.is_empty() {
+    if !opts.analyze && !slo_records.is_empty() {
         let recorded: Vec<&Value> = slo_records.iter().map(|(_, v)| v).collect();
         if let Err(e) = crate::slo::select(None, &recorded) {
             // The second record when there are several, else the one.

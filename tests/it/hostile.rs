@@ -245,7 +245,7 @@ fn defect_4_a_repeated_slo_line_is_refused_by_ingest_as_by_analyze() {
         .position(|l| l.contains("\"event_type\": \"infer.slo\""))
         .expect("an slo line")
         + 1;
-    let repeated = with_line_repeated(dir.path(), &original, line, "two_slo.jsonl");
+    with_line_repeated(dir.path(), &original, line, "two_slo.jsonl");
     let message = "the artifact holds 2 infer.slo records; expected one";
     let out = run_in(
         dir.path(),
@@ -377,4 +377,23 @@ fn defect_11_sql_stops_a_runaway_query_at_its_timeout() {
         ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn defect_10_invalid_utf8_is_reported_with_its_line_and_python_s_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = b"{\"a\": 1}\n".repeat(2000);
+    bytes.extend_from_slice(b"{\"c\": \"\xff\"}\n");
+    std::fs::write(dir.path().join("u.jsonl"), &bytes).unwrap();
+    // The reference counts the position from its 8 KB reading chunk.
+    let python = "'utf-8' codec can't decode byte 0xff in position 1623: invalid start byte";
+    let out = run_in(dir.path(), &["infer", "analyze", "u.jsonl"]);
+    assert_eq!(out.status.code(), Some(5));
+    assert_eq!(stderr(&out).trim_end(), format!("Error: u.jsonl: {python}"));
+    let out = run_in(dir.path(), &["ingest", "--db", "p.db", "u.jsonl"]);
+    assert_eq!(out.status.code(), Some(5));
+    assert_eq!(
+        stderr(&out).trim_end(),
+        format!("Error: u.jsonl: line 2001: {python}")
+    );
 }

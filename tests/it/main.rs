@@ -8,5 +8,6 @@ mod common;
 mod compare;
 mod conformance;
 mod database;
+mod fuzz;
 mod hostile;
 mod slo;
