@@ -41,7 +41,30 @@ impl From<std::io::Error> for CliError {
 
 impl From<DbError> for CliError {
     fn from(e: DbError) -> Self {
-        CliError::new(Exit::Unexpected, e.to_string())
+        match db::failure::advice(&e) {
+            Some(advice) => CliError::new(Exit::Database, format!("{e}: {advice}")),
+            None => CliError::new(Exit::Unexpected, e.to_string()),
+        }
+    }
+}
+
+/// An ingest's failure as the command reports it. A failure of the storage
+/// (a full disk, a read-only database) names the file being ingested and
+/// the database, says what to do and exits [`Exit::Database`].
+pub fn ingest_failure(e: IngestError, file: &std::path::Path, db: &std::path::Path) -> CliError {
+    match &e {
+        IngestError::Db(inner) => match db::failure::advice(inner) {
+            Some(advice) => CliError::new(
+                Exit::Database,
+                format!(
+                    "{}: not stored in {}: {advice}; nothing of the file was stored ({inner})",
+                    file.display(),
+                    db.display()
+                ),
+            ),
+            None => e.into(),
+        },
+        _ => e.into(),
     }
 }
 
@@ -244,7 +267,7 @@ fn cmd_ingest(a: IngestArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Resul
                     started.elapsed().as_secs_f64()
                 )?;
             }
-            Err(e) => failures.push(e.into()),
+            Err(e) => failures.push(ingest_failure(e, path, &a.db.db)),
         }
     }
     match failures.len() {

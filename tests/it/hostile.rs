@@ -397,3 +397,59 @@ fn defect_10_invalid_utf8_is_reported_with_its_line_and_python_s_position() {
         format!("Error: u.jsonl: line 2001: {python}")
     );
 }
+
+/// A full disk and a read-only database, produced for real: SQLite's page
+/// limit gives the full disk's SQLITE_FULL, a read-only connection the
+/// read-only file's SQLITE_READONLY (a test run as root cannot make a file
+/// unwritable with permissions).
+#[test]
+fn defect_10_a_full_disk_or_a_read_only_database_names_both_files_and_what_to_do() {
+    use stormlog::db::{self, Mode};
+    use stormlog::exit::Exit;
+    let dir = tempfile::tempdir().unwrap();
+    let db_path = dir.path().join("p.db");
+    let base = fixtures().join("cases/replay/artifact.jsonl");
+    let ok = run_in(
+        dir.path(),
+        &["ingest", "--db", "p.db", base.to_str().unwrap()],
+    );
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    let before = db_bytes(&db_path);
+    let other = fixtures().join("cases/burst/artifact.jsonl");
+    let opts = stormlog::ingest::Options::default();
+    {
+        let mut conn = db::open(&db_path, Mode::ReadWrite).unwrap();
+        let pages: i64 = conn
+            .query_row("PRAGMA page_count", [], |r| r.get(0))
+            .unwrap();
+        conn.pragma_update(None, "max_page_count", pages + 1)
+            .unwrap();
+        let err = stormlog::ingest::ingest_path(&mut conn, &other, &opts).unwrap_err();
+        let cli = stormlog::cli::commands::ingest_failure(err, &other, &db_path);
+        assert_eq!(cli.exit, Exit::Database);
+        assert_eq!(cli.exit.code(), 6);
+        let m = &cli.message;
+        assert!(m.contains("burst/artifact.jsonl: not stored in "), "{m}");
+        assert!(
+            m.contains("p.db: the disk holding the database is full: free some space"),
+            "{m}"
+        );
+    }
+    assert_eq!(
+        before,
+        db_bytes(&db_path),
+        "the failed ingest changed nothing"
+    );
+    {
+        let mut conn = db::open(&db_path, Mode::ReadOnly).unwrap();
+        let err = stormlog::ingest::ingest_path(&mut conn, &other, &opts).unwrap_err();
+        let cli = stormlog::cli::commands::ingest_failure(err, &other, &db_path);
+        assert_eq!(cli.exit, Exit::Database);
+        assert!(
+            cli.message.contains("cannot be written here"),
+            "{}",
+            cli.message
+        );
+    }
+    assert_eq!(before, db_bytes(&db_path));
+}
