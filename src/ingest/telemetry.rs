@@ -69,6 +69,7 @@ pub fn attach(
             outcome: Outcome::Unchanged,
         });
     }
+    replace_killed_collection(&tx, &run_id, &samples)?;
     let name = path.display().to_string();
     tx.execute(
         sql::TELEMETRY_INSERT_FILE.sql,
@@ -98,6 +99,77 @@ pub fn attach(
         bytes,
         outcome: Outcome::Added,
     })
+}
+
+/// Drops what a killed `collect-server --db` stored of this file: an
+/// unfinished live file of the run whose collector is gone and whose
+/// samples begin the file's, in order. The file then stores its samples
+/// once, as after a clean stop (where the collector records the file's
+/// hash and ingesting it again changes nothing). A collection still
+/// running is left alone.
+fn replace_killed_collection(
+    tx: &Connection,
+    run_id: &str,
+    samples: &[join::SampleWithExtra],
+) -> Result<(), DbError> {
+    let unfinished: Vec<(i64, String)> = {
+        let mut stmt = tx
+            .prepare(sql::TELEMETRY_UNFINISHED_FILES.sql)
+            .map_err(DbError::query(&sql::TELEMETRY_UNFINISHED_FILES))?;
+        let rows = stmt
+            .query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .map_err(DbError::query(&sql::TELEMETRY_UNFINISHED_FILES))?;
+        rows.collect::<Result<_, _>>()
+            .map_err(DbError::query(&sql::TELEMETRY_UNFINISHED_FILES))?
+    };
+    for (file_id, placeholder) in unfinished {
+        if collector_alive(&placeholder) {
+            continue;
+        }
+        let stored: Vec<(i64, String)> = {
+            let mut stmt = tx
+                .prepare(sql::TELEMETRY_FILE_SAMPLE_KEYS.sql)
+                .map_err(DbError::query(&sql::TELEMETRY_FILE_SAMPLE_KEYS))?;
+            let rows = stmt
+                .query_map(rusqlite::named_params! {":file_id": file_id}, |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .map_err(DbError::query(&sql::TELEMETRY_FILE_SAMPLE_KEYS))?;
+            rows.collect::<Result<_, _>>()
+                .map_err(DbError::query(&sql::TELEMETRY_FILE_SAMPLE_KEYS))?
+        };
+        let begins_the_file = !stored.is_empty()
+            && stored.len() <= samples.len()
+            && stored.iter().zip(samples).all(|((at, metric), (s, _))| {
+                *at == s.observed_at_ns && metric.as_str() == s.metric.as_str()
+            });
+        if begins_the_file {
+            tx.execute(
+                sql::TELEMETRY_DELETE_FILE.sql,
+                rusqlite::named_params! {":file_id": file_id},
+            )
+            .map_err(DbError::query(&sql::TELEMETRY_DELETE_FILE))?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether the collector named by a live file's placeholder hash
+/// (`live:<pid>:<nanos>`) still runs on this host. Where that cannot be
+/// told, it is taken to run (nothing is replaced).
+fn collector_alive(placeholder: &str) -> bool {
+    let pid = placeholder
+        .strip_prefix("live:")
+        .and_then(|rest| rest.split(':').next())
+        .and_then(|pid| pid.parse::<u32>().ok());
+    match pid {
+        Some(pid) if cfg!(target_os = "linux") => {
+            pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists()
+        }
+        _ => true,
+    }
 }
 
 /// Appends samples to an attached telemetry file: finds or creates each

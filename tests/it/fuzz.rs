@@ -608,6 +608,10 @@ fn run_fuzz(count: usize, seed: u64, all: bool) -> Vec<String> {
             Ok(v) => v,
             Err(_) => Err(format!("no answer within {} s (a hang)", HANG.as_secs())),
         };
+        if (i + 1) % 500 == 0 {
+            let failed = failures.len();
+            eprintln!("fuzz: {} of {count} mutants done, {failed} failed", i + 1);
+        }
         let name = src.case.file_name().unwrap().to_string_lossy().into_owned();
         let what = if src.telemetry.is_some() {
             "telemetry"

@@ -453,3 +453,57 @@ fn defect_10_a_full_disk_or_a_read_only_database_names_both_files_and_what_to_do
     }
     assert_eq!(before, db_bytes(&db_path));
 }
+
+/// The samples stored for a run, by counting them in SQL.
+fn stored_samples(dir: &Path) -> i64 {
+    let conn = rusqlite::Connection::open(dir.join("p.db")).unwrap();
+    conn.query_row("SELECT count(*) FROM server_samples", [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn defect_8_a_killed_collector_s_file_ingested_after_it_is_stored_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut target = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let pid = target.id().to_string();
+    let mut collector = crate::common::bin()
+        .current_dir(dir.path())
+        .args([
+            "collect-server",
+            "--run-id",
+            "live",
+            "--pid",
+            &pid,
+            "--no-gpu",
+        ])
+        .args(["--interval", "0.02", "--duration", "20"])
+        .args(["--output", "t.jsonl", "--db", "p.db"])
+        .env_remove("STORMLOG_DB")
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for a few samples in the file, then kill the collector outright.
+    let file = dir.path().join("t.jsonl");
+    for _ in 0..500 {
+        let lines = std::fs::read_to_string(&file).map_or(0, |t| t.lines().count());
+        if lines >= 5 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    collector.kill().unwrap();
+    collector.wait().unwrap();
+    let _ = target.kill();
+    let _ = target.wait();
+    let in_file = std::fs::read_to_string(&file).unwrap().lines().count() as i64;
+    assert!(in_file >= 5, "{in_file} samples");
+    let out = run_in(dir.path(), &["ingest", "--db", "p.db", "t.jsonl"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stored_samples(dir.path()), in_file, "each sample once");
+    let again = run_in(dir.path(), &["ingest", "--db", "p.db", "t.jsonl"]);
+    assert!(String::from_utf8_lossy(&again.stdout).contains("unchanged"));
+    assert_eq!(stored_samples(dir.path()), in_file);
+}
