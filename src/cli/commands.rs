@@ -43,6 +43,10 @@ impl From<DbError> for CliError {
     fn from(e: DbError) -> Self {
         match db::failure::advice(&e) {
             Some(advice) => CliError::new(Exit::Database, format!("{e}: {advice}")),
+            // Its message says what to do already.
+            None if matches!(e, DbError::TooNew { .. }) => {
+                CliError::new(Exit::Database, e.to_string())
+            }
             None => CliError::new(Exit::Unexpected, e.to_string()),
         }
     }

@@ -507,3 +507,64 @@ fn defect_8_a_killed_collector_s_file_ingested_after_it_is_stored_once() {
     assert!(String::from_utf8_lossy(&again.stdout).contains("unchanged"));
     assert_eq!(stored_samples(dir.path()), in_file);
 }
+
+/// The collector's database writes wait for another writer's lock on a
+/// thread of their own: with the database locked for the whole collection,
+/// sampling goes on at its interval (before, each poll waited for the lock
+/// and the file got a handful of samples). The count is a lenient bound,
+/// not a timing: 50 polls are due, 10 are asked for.
+#[test]
+fn defect_9_sampling_does_not_wait_on_a_locked_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = fixtures().join("cases/replay/artifact.jsonl");
+    let ok = run_in(
+        dir.path(),
+        &["ingest", "--db", "p.db", good.to_str().unwrap()],
+    );
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    let mut target = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let pid = target.id().to_string();
+    let lock = rusqlite::Connection::open(dir.path().join("p.db")).unwrap();
+    lock.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let mut collector = crate::common::bin()
+        .current_dir(dir.path())
+        .args([
+            "collect-server",
+            "--run-id",
+            "live",
+            "--pid",
+            &pid,
+            "--no-gpu",
+        ])
+        .args(["--interval", "0.02", "--duration", "1"])
+        .args(["--output", "t.jsonl", "--db", "p.db"])
+        .env_remove("STORMLOG_DB")
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let file = dir.path().join("t.jsonl");
+    let lines = || std::fs::read_to_string(&file).map_or(0, |t| t.lines().count());
+    // Held until the collection is over (or long past its second).
+    for _ in 0..300 {
+        if lines() >= 10 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let sampled = lines();
+    lock.execute_batch("COMMIT").unwrap();
+    drop(lock);
+    let status = collector.wait().unwrap();
+    let _ = target.kill();
+    let _ = target.wait();
+    assert!(
+        sampled >= 10,
+        "{sampled} samples while the database was locked"
+    );
+    assert!(status.success());
+    // Once the lock is gone the queued polls are stored, each once.
+    assert_eq!(stored_samples(dir.path()), lines() as i64);
+}
