@@ -382,11 +382,9 @@ impl Request {
     /// Keeps `int_value(v)` exactly when the field's slot does not hold it
     /// (`fits` says whether it does); clears an earlier exact value.
     fn keep_exact(&mut self, field: WideField, v: &Value, fits: fn(&Value) -> bool) {
-        if pyjson::is_number(v) || pyjson::big_int(v).is_some() {
-            if !fits(v) {
-                *self.wide_slot(field) = Some(py::int::int_value(v));
-                return;
-            }
+        if pyjson::is_number(v) && !fits(v) {
+            *self.wide_slot(field) = Some(py::int::int_value(v));
+            return;
         }
         if self.wide.is_some() {
             *self.wide_slot(field) = None;
