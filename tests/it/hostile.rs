@@ -568,3 +568,20 @@ fn defect_9_sampling_does_not_wait_on_a_locked_database() {
     // Once the lock is gone the queued polls are stored, each once.
     assert_eq!(stored_samples(dir.path()), lines() as i64);
 }
+
+/// Found by the fuzzer: goodput's token sum wrapped (a debug build
+/// panicked) for a met request counting 1e308 tokens. The figures are the
+/// reference's.
+#[test]
+fn defect_1_goodput_sums_tokens_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = fixtures().join("cases/slo_override/artifact.jsonl");
+    let text = std::fs::read_to_string(case).unwrap();
+    let mut lines: Vec<String> = text.split('\n').map(str::to_owned).collect();
+    lines[86] = lines[86].replace("\"output_tokens\": 20", "\"output_tokens\": 1e308");
+    std::fs::write(dir.path().join("a.jsonl"), lines.join("\n")).unwrap();
+    let out = analyze_and_report(dir.path(), &dir.path().join("a.jsonl"));
+    let goodput = |c: &str| out["cases"][c]["slo"]["goodput_lower_output_tps"].clone();
+    assert_eq!(goodput("c2_in64_out20"), 1.2516680980743036e308);
+    assert_eq!(goodput("c6_in64_out20"), 742.4625354216695);
+}
