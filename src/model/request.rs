@@ -311,7 +311,12 @@ impl Request {
             "request_id" => self.request_id = v.clone(),
             "x_request_id" => self.x_request_id = v.clone(),
             "request_index" => {
-                self.set_request_index(if pyjson::is_int(v) { v.as_i64() } else { None });
+                // Past i64 it saturates: such an index is out of range either way.
+                self.set_request_index(if pyjson::is_int(v) {
+                    Some(pyjson::int_value(v))
+                } else {
+                    None
+                });
                 self.request_index_is_bool = v.is_boolean();
             }
             "started_at_ns" => {
