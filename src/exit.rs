@@ -16,6 +16,10 @@ pub enum Exit {
     GateFailed = 4,
     /// The input was invalid: nothing was changed.
     InvalidInput = 5,
+    /// The project database could not be read or written (a full disk, a
+    /// read-only file or directory, another process holding it, a file that
+    /// is no database): nothing was changed.
+    Database = 6,
     /// Interrupted by the user (Ctrl+C).
     Interrupted = 130,
 }

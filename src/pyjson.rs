@@ -40,6 +40,38 @@ pub fn nonfinite_value(f: f64) -> Value {
     }
 }
 
+/// Prefix of the sentinel standing for an integer serde_json cannot hold
+/// (past 64 bits): the prefix, then the decimal digits. It prints as the
+/// digits.
+pub const BIG_INT: &str = "\u{1}int:";
+
+/// An integer of any size as a JSON value: the [`BIG_INT`] sentinel.
+pub fn big_int_value(digits: &str) -> Value {
+    Value::String(format!("{BIG_INT}{digits}"))
+}
+
+/// The integer a [`BIG_INT`] sentinel stands for, if `v` is one.
+pub fn big_int(v: &Value) -> Option<crate::py::Int> {
+    match v {
+        Value::String(s) => crate::py::Int::parse_literal(s.strip_prefix(BIG_INT)?),
+        _ => None,
+    }
+}
+
+/// Whether a string stands for a number (a NaN, ±∞ or big-integer sentinel).
+pub fn is_sentinel(s: &str) -> bool {
+    sentinel_f64(s).is_some() || s.starts_with(BIG_INT)
+}
+
+/// The value as a Python `str`, when it is one: a string that is no
+/// sentinel (a NaN, ±∞ or a big integer stands for a number).
+pub fn as_py_str(v: &Value) -> Option<&str> {
+    match v {
+        Value::String(s) if sentinel_f64(s).is_none() && !s.starts_with(BIG_INT) => Some(s),
+        _ => None,
+    }
+}
+
 /// The float a sentinel string stands for, if `s` is one.
 pub fn sentinel_f64(s: &str) -> Option<f64> {
     match s {
@@ -100,12 +132,34 @@ thread_local! {
 /// Unpaired `\ud800`-style escapes, which a Rust `String` cannot hold, become
 /// U+FFFD.
 pub fn parse(text: &str) -> Result<Value, ParseError> {
-    if !may_hold_negative_zero_int(text) {
+    if !may_hold_negative_zero_int(text) && !may_hold_long_int(text) {
         if let Ok(v) = serde_json::from_str::<Value>(text) {
             return Ok(v);
         }
     }
     parse_slow(text)
+}
+
+/// True when a long run of digits occurs: an integer past 64 bits may be
+/// there, which serde_json would read as a float.
+fn may_hold_long_int(text: &str) -> bool {
+    // Twenty digits, or a minus and nineteen (below i64::MIN).
+    let (mut run, mut negative, mut before) = (0, false, 0u8);
+    for &b in text.as_bytes() {
+        if b.is_ascii_digit() {
+            if run == 0 {
+                negative = before == b'-';
+            }
+            run += 1;
+            if run >= 20 || (run == 19 && negative) {
+                return true;
+            }
+        } else {
+            run = 0;
+        }
+        before = b;
+    }
+    false
 }
 
 /// True when `-0` occurs not followed by a digit, `.`, `e` or `E`: the only
@@ -355,8 +409,8 @@ impl Scanner<'_> {
         } else if let Ok(n) = text.parse::<u64>() {
             Value::from(n)
         } else {
-            // Python keeps arbitrary-size ints; the nearest float is the best a Value can do.
-            nonfinite_value(text.parse::<f64>().unwrap_or(f64::NAN))
+            // Python keeps arbitrary-size ints, and so does the sentinel.
+            big_int_value(&text)
         };
         Ok((value, i))
     }
@@ -482,9 +536,10 @@ fn write_value(out: &mut String, v: &Value, style: &Style, level: usize) {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => out.push_str(&number_repr(n)),
-        Value::String(s) => match sentinel_f64(s) {
-            Some(f) => out.push_str(&float_repr(f)),
-            None => write_json_string(out, s),
+        Value::String(s) => match (sentinel_f64(s), s.strip_prefix(BIG_INT)) {
+            (Some(f), _) => out.push_str(&float_repr(f)),
+            (None, Some(digits)) => out.push_str(digits),
+            (None, None) => write_json_string(out, s),
         },
         Value::Array(items) if items.is_empty() => out.push_str("[]"),
         Value::Object(map) if map.is_empty() => out.push_str("{}"),
@@ -622,14 +677,24 @@ pub fn get<'a>(v: &'a Value, key: &str) -> &'a Value {
 
 /// Spec §6 `is_number`: a JSON integer or a finite float; not a bool or sentinel.
 pub fn is_number(v: &Value) -> bool {
-    matches!(v, Value::Number(_))
+    matches!(v, Value::Number(_)) || big_int(v).is_some()
+}
+
+/// `float(i)` of a [`BIG_INT`] sentinel (±∞ past the floats' range).
+fn big_f64(v: &Value) -> Option<f64> {
+    let i = big_int(v)?;
+    Some(i.to_f64().unwrap_or(if i.is_negative() {
+        f64::NEG_INFINITY
+    } else {
+        f64::INFINITY
+    }))
 }
 
 /// Spec §6 `is_real`: any number, NaN/±∞ sentinels included; not a bool.
 pub fn real(v: &Value) -> Option<f64> {
     match v {
         Value::Number(n) => n.as_f64(),
-        Value::String(s) => sentinel_f64(s),
+        Value::String(s) => sentinel_f64(s).or_else(|| big_f64(v)),
         _ => None,
     }
 }
@@ -638,18 +703,22 @@ pub fn real(v: &Value) -> Option<f64> {
 pub fn number(v: &Value) -> Option<f64> {
     match v {
         Value::Number(n) => n.as_f64(),
+        Value::String(_) => big_f64(v),
         _ => None,
     }
 }
 
 /// A JSON integer (not a bool, not a float such as `1.0`).
 pub fn is_int(v: &Value) -> bool {
-    matches!(v, Value::Number(n) if n.is_i64() || n.is_u64())
+    matches!(v, Value::Number(n) if n.is_i64() || n.is_u64()) || big_int(v).is_some()
 }
 
 /// Spec §6 `int_value`: integers as is (saturating beyond i64), finite floats
 /// truncated toward zero, anything else 0.
 pub fn int_value(v: &Value) -> i64 {
+    if let Some(i) = big_int(v) {
+        return if i.is_negative() { i64::MIN } else { i64::MAX };
+    }
     match v {
         Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
             (Some(i), _, _) => i,
@@ -679,7 +748,7 @@ pub fn truthy(v: &Value) -> bool {
 /// Dicts print in key order, not the file's insertion order Python keeps.
 pub fn str_form(v: &Value) -> String {
     match v {
-        Value::String(s) if sentinel_f64(s).is_none() => s.clone(),
+        Value::String(s) if sentinel_f64(s).is_none() && !s.starts_with(BIG_INT) => s.clone(),
         _ => {
             let mut out = String::new();
             write_repr(&mut out, v);
@@ -693,10 +762,11 @@ fn write_repr(out: &mut String, v: &Value) {
         Value::Null => out.push_str("None"),
         Value::Bool(b) => out.push_str(if *b { "True" } else { "False" }),
         Value::Number(n) => out.push_str(&number_repr(n)),
-        Value::String(s) => match sentinel_f64(s) {
-            Some(f) if f.is_nan() => out.push_str("nan"),
-            Some(f) => out.push_str(if f > 0.0 { "inf" } else { "-inf" }),
-            None => write_py_str_repr(out, s),
+        Value::String(s) => match (sentinel_f64(s), s.strip_prefix(BIG_INT)) {
+            (Some(f), _) if f.is_nan() => out.push_str("nan"),
+            (Some(f), _) => out.push_str(if f > 0.0 { "inf" } else { "-inf" }),
+            (None, Some(digits)) => out.push_str(digits),
+            (None, None) => write_py_str_repr(out, s),
         },
         Value::Array(items) => {
             out.push('[');
@@ -781,7 +851,12 @@ fn py_num(v: &Value) -> Option<PyNum> {
             (None, Some(u)) => PyNum::Int(i128::from(u)),
             _ => PyNum::Float(n.as_f64().unwrap_or(f64::NAN)),
         }),
-        Value::String(s) => sentinel_f64(s).map(PyNum::Float),
+        Value::String(s) => match (sentinel_f64(s), big_int(v)) {
+            (Some(f), _) => Some(PyNum::Float(f)),
+            (None, Some(crate::py::Int::Small(i))) => Some(PyNum::Int(i)),
+            (None, Some(big)) => big.to_f64().map(PyNum::Float),
+            (None, None) => None,
+        },
         _ => None,
     }
 }

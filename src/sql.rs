@@ -123,6 +123,9 @@ query!(RUNS_IDS, "runs/ids");
 query!(RUNS_LABELS, "runs/labels");
 query!(RUNS_LIST, "runs/list");
 query!(TELEMETRY_FIND_FILE, "telemetry/find_file");
+query!(TELEMETRY_UNFINISHED_FILES, "telemetry/unfinished_files");
+query!(TELEMETRY_FILE_SAMPLE_KEYS, "telemetry/file_sample_keys");
+query!(TELEMETRY_DELETE_FILE, "telemetry/delete_file");
 query!(TELEMETRY_FINISH_LIVE_FILE, "telemetry/finish_live_file");
 query!(TELEMETRY_INSERT_FILE, "telemetry/insert_file");
 query!(TELEMETRY_INSERT_SAMPLE, "telemetry/insert_sample");
@@ -218,6 +221,9 @@ pub const ALL: &[Query] = &[
     RUNS_LABELS,
     RUNS_LIST,
     TELEMETRY_FIND_FILE,
+    TELEMETRY_UNFINISHED_FILES,
+    TELEMETRY_FILE_SAMPLE_KEYS,
+    TELEMETRY_DELETE_FILE,
     TELEMETRY_FINISH_LIVE_FILE,
     TELEMETRY_INSERT_FILE,
     TELEMETRY_INSERT_SAMPLE,

@@ -8,8 +8,9 @@ use serde_json::{json, Map, Value};
 use super::schedule;
 use super::stats::{percentile_sorted, percentiles_of, sort_floats};
 use super::sufficiency;
-use crate::model::request::{finite, int_of, span_ms};
+use crate::model::request::{finite, span_ms, span_ms_exact};
 use crate::model::{Request, RunData, Scalar, SystemSample};
+use crate::py::Int;
 use crate::pyjson;
 
 /// A float, or null when absent or not finite.
@@ -117,29 +118,38 @@ impl<'a> RunContext<'a> {
     }
 }
 
-fn ns_of(v: &Value) -> Option<i64> {
+/// `int_value` of a number (as i128: nanoseconds past it saturate).
+fn ns_of(v: &Value) -> Option<i128> {
     if pyjson::is_number(v) {
-        Some(pyjson::int_value(v))
+        Some(crate::py::int::int_value(v).saturating_i128())
     } else {
         None
     }
 }
 
 /// A measured interval (§4.2.4).
-pub fn interval(kind: &str, start: i64, end: i64, cohort: &str) -> Value {
-    let d = end - start;
-    let seconds = if d > 0 {
-        fnum(Some(d as f64 / 1e9))
+pub fn interval(kind: &str, start: i128, end: i128, cohort: &str) -> Value {
+    let d = Int::from(end).sub(&Int::from(start));
+    let seconds = if d > Int::default() {
+        fnum(d.to_f64().map(|d| d / 1e9))
     } else {
         Value::Null
     };
-    json!({"kind": kind, "started_at_ns": start, "ended_at_ns": end, "seconds": seconds, "numerator_cohort": cohort})
+    json!({"kind": kind, "started_at_ns": Int::from(start).to_json(), "ended_at_ns": Int::from(end).to_json(), "seconds": seconds, "numerator_cohort": cohort})
 }
 
 fn rate(count: f64, interval: &Value) -> Value {
     match pyjson::get(interval, "seconds").as_f64() {
         Some(s) if s.is_finite() => fnum(Some(count / s)),
         _ => Value::Null,
+    }
+}
+
+/// [`rate`] of an exact count (Python's `int / float`).
+fn rate_of(count: &Int, interval: &Value) -> Value {
+    match count.to_f64() {
+        Some(c) => rate(c, interval),
+        None => Value::Null,
     }
 }
 
@@ -358,12 +368,12 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
             None => index_unrecorded |= !r.request_index_is_bool,
         }
         mismatch |= Some(&r.session_id) != first_session;
-        let (started, ended) = (r.started_at_ns(), r.ended_at_ns());
+        let (started, ended) = (r.started_at_ns_wide(), r.ended_at_ns_wide());
         outside += usize::from(match (started, ended) {
             (Some(s), Some(e)) => {
                 s > e
                     || w_start.is_some_and(|ws| s < ws)
-                    || w_drained.is_some_and(|wd| e > wd + 1_000_000_000)
+                    || w_drained.is_some_and(|wd| e > wd.saturating_add(1_000_000_000))
             }
             _ => true,
         });
@@ -512,9 +522,9 @@ pub fn server_admission(
 #[derive(Default, Clone, Copy)]
 struct Extents {
     /// Earliest start and latest end of the requests with both.
-    spans: Option<(i64, i64)>,
+    spans: Option<(i128, i128)>,
     /// Earliest and latest start of the requests sent (not dropped).
-    sends: Option<(i64, i64)>,
+    sends: Option<(i128, i128)>,
 }
 
 fn intervals(
@@ -550,7 +560,7 @@ fn intervals(
     let measured_span = interval("measured_span", started, drained, "all_measured");
     let drain = interval(
         "drain",
-        pyjson::int_value(pyjson::get(wn, "window_ended_at_ns")),
+        crate::py::int::int_value(pyjson::get(wn, "window_ended_at_ns")).saturating_i128(),
         drained,
         "all_measured",
     );
@@ -570,9 +580,10 @@ fn intervals(
     let endpoint = {
         let v = pyjson::get(wn, "scheduled_endpoint_offset_ns");
         if pyjson::is_number(v) {
-            Some(pyjson::int_value(v))
+            Some(crate::py::int::int_value(v).saturating_i128())
         } else {
             w.and_then(|w| recomputed_endpoint_ns(w, case_key))
+                .map(i128::from)
         }
     };
     let configured = configured_rate(w, case_key);
@@ -581,7 +592,12 @@ fn intervals(
                        "drain": drain, "measured_span": measured_span, "configured_rate_per_second": configured,
                        "realized_offered_rate_per_second": null, "rate_reason": "endpoint_undeclared"}),
         Some(end) => {
-            let sw = interval("scheduled_window", started, started + end, "arrival_cohort");
+            let sw = interval(
+                "scheduled_window",
+                started,
+                started.saturating_add(end),
+                "arrival_cohort",
+            );
             let offered = match scheduled {
                 Some(s) if s != 0 => s as f64,
                 _ => offered as f64,
@@ -616,11 +632,16 @@ pub fn request_figures(
     // `passes`).
     let e2e = |r: &Request| r.e2e_latency_ms();
     let ttft = |r: &Request| r.ttft_ms();
-    let from_intended = |r: &Request| Some(span_ms(r.intended_at_ns()?, r.ended_at_ns()?));
+    let from_intended = |r: &Request| {
+        if r.has_wide_times() {
+            return span_ms_exact(&r.intended_at()?, &r.ended_at()?);
+        }
+        Some(span_ms(r.intended_at_ns()?, r.ended_at_ns()?))
+    };
     let mut n_ok = 0usize;
     let mut finite_values = [0usize; 3];
     let mut first_chunk: Vec<f64> = Vec::with_capacity(reqs.len());
-    let (mut out_tokens, mut total_tokens) = (0i64, 0i64);
+    let (mut out_tokens, mut total_tokens) = (Int::default(), Int::default());
     let mut sources = Distinct::default();
     let mut window: Option<(i64, i64)> = None;
     for r in reqs.iter().filter(|r| r.is_ok()) {
@@ -632,8 +653,8 @@ pub fn request_figures(
             *n += usize::from(finite(value).is_some());
         }
         first_chunk.extend(finite(r.first_chunk_latency_ms()));
-        out_tokens += int_of(r.output_tokens());
-        total_tokens += int_of(r.total_tokens());
+        out_tokens = out_tokens.add(&r.output_tokens_int());
+        total_tokens = total_tokens.add(&r.total_tokens_int());
         sources.take(r.output_token_source.as_str());
         if let (Some(s), Some(e)) = (r.started_at_ns(), r.ended_at_ns()) {
             widen(&mut window, s, e);
@@ -666,9 +687,9 @@ pub fn request_figures(
     );
     out.insert(
         "throughput".into(),
-        throughput(n_ok, out_tokens, total_tokens, rate_interval),
+        throughput(n_ok, &out_tokens, &total_tokens, rate_interval),
     );
-    out.insert("tokens".into(), json!({"output_tokens": out_tokens, "total_tokens": total_tokens, "output_token_sources": sources.words}));
+    out.insert("tokens".into(), json!({"output_tokens": out_tokens.to_json(), "total_tokens": total_tokens.to_json(), "output_token_sources": sources.words}));
     let (mut dev, mut rss): (Option<i64>, Option<i64>) = (None, None);
     if let Some((lo, hi)) = window {
         for s in samples {
@@ -696,8 +717,8 @@ pub fn request_figures(
 /// of the rate interval (null rates when it has no length, or is null).
 pub fn throughput(
     ok: usize,
-    output_tokens: i64,
-    total_tokens: i64,
+    output_tokens: &Int,
+    total_tokens: &Int,
     rate_interval: &Value,
 ) -> Value {
     let seconds = pyjson::get(rate_interval, "seconds");
@@ -706,8 +727,8 @@ pub fn throughput(
         "interval_kind": pyjson::get(rate_interval, "kind"),
         "numerator_cohort": pyjson::get(rate_interval, "numerator_cohort"),
         "requests_per_second": rate(ok as f64, rate_interval),
-        "output_tokens_per_second": rate(output_tokens as f64, rate_interval),
-        "total_tokens_per_second": rate(total_tokens as f64, rate_interval),
+        "output_tokens_per_second": rate_of(output_tokens, rate_interval),
+        "total_tokens_per_second": rate_of(total_tokens, rate_interval),
     })
 }
 
@@ -743,10 +764,10 @@ struct Arrivals<'r> {
     completed: usize,
     held: usize,
     failed: BTreeMap<String, i64>,
-    peak: Option<i64>,
+    peak: Option<Int>,
     /// The count of intended times, and the earliest and latest.
     intended: usize,
-    intended_span: Option<(i64, i64)>,
+    intended_span: Option<(i128, i128)>,
     lag: Vec<f64>,
 }
 
@@ -778,11 +799,13 @@ impl<'r> Arrivals<'r> {
                 self.held += usize::from(r.held_for_slot);
             }
         }
-        if let Some(x) = finite(r.in_flight_at_dispatch()) {
-            let x = x.trunc() as i64;
-            self.peak = Some(self.peak.map_or(x, |p| p.max(x)));
+        if let Some(x) = r.in_flight_int() {
+            self.peak = Some(match self.peak.take() {
+                Some(p) => p.max(x),
+                None => x,
+            });
         }
-        if let Some(t) = r.intended_at_ns() {
+        if let Some(t) = r.intended_at_ns_wide() {
             self.intended += 1;
             widen(&mut self.intended_span, t, t);
         }
@@ -814,7 +837,8 @@ impl<'r> Arrivals<'r> {
         };
         let offered_rate = match intended_span {
             Some((first, last)) if mode != "closed" && intended >= 2 && first != last => {
-                fnum(Some((intended - 1) as f64 / ((last - first) as f64 / 1e9)))
+                let span = Int::from(last).sub(&Int::from(first)).to_f64();
+                fnum(span.map(|span| (intended - 1) as f64 / (span / 1e9)))
             }
             _ => Value::Null,
         };
@@ -837,7 +861,7 @@ impl<'r> Arrivals<'r> {
         json!({
             "mode": mode, "offered": offered, "sent": offered - dropped,
             "completed": completed, "dropped": dropped, "failed": failed,
-            "held_for_slot": held, "peak_in_flight": peak, "offered_rate_per_second": offered_rate,
+            "held_for_slot": held, "peak_in_flight": peak.map(|p| p.to_json()), "offered_rate_per_second": offered_rate,
             "dispatch_lag_ms": {"p50": lag_p50, "p95": lag_p95, "max": lag_max},
             "window_seconds": window_s, "drain_seconds": drain_s,
         })
@@ -961,7 +985,25 @@ struct Streaming {
     gaps: Vec<f64>,
     /// Whether any streamed response's tokens are the server's count, their
     /// sum and the sum of their chunks.
-    usage: (bool, i64, usize),
+    usage: (bool, Int, usize),
+}
+
+/// Whether a request counts towards the tokens per chunk (the reference's
+/// streamed responses whose count is the server's).
+fn counts_tokens_per_chunk(r: &Request) -> bool {
+    r.is_ok()
+        && r.stream
+        && finite(r.ttft_ms()).is_some()
+        && r.output_token_source == "server_usage"
+}
+
+/// Python's error, if the reference's tokens per chunk of these requests
+/// (one case's) cannot convert a request's `output_tokens` to an integer.
+pub fn tokens_per_chunk_inputs(reqs: &[&Request]) -> Result<(), String> {
+    for r in reqs.iter().filter(|r| counts_tokens_per_chunk(r)) {
+        r.output_tokens_call()?;
+    }
+    Ok(())
 }
 
 impl Streaming {
@@ -969,7 +1011,7 @@ impl Streaming {
         Streaming {
             chunks: Vec::with_capacity(n),
             gaps: Vec::new(),
-            usage: (false, 0, 0),
+            usage: (false, Int::default(), 0),
         }
     }
 
@@ -982,12 +1024,13 @@ impl Streaming {
             .extend(r.chunk_gaps.iter().copied().filter(|g| g.is_finite()));
         self.chunks.push((self.gaps.len() - before + 1) as f64);
         if r.output_token_source == "server_usage" {
-            let (_, tokens, chunks) = self.usage;
-            self.usage = (
-                true,
-                tokens + int_of(r.output_tokens()),
-                chunks + r.chunk_list_len as usize + 1,
-            );
+            // A value Python cannot convert stopped the report before this
+            // pass (`tokens_per_chunk_inputs`).
+            let tokens = self
+                .usage
+                .1
+                .add(&r.output_tokens_call().unwrap_or_default());
+            self.usage = (true, tokens, self.usage.2 + r.chunk_list_len as usize + 1);
         }
     }
 
@@ -1002,7 +1045,7 @@ impl Streaming {
         let [chunks_p50, chunks_p95] = pcts(chunks, [50, 95]);
         let [gaps_p50, gaps_p95] = pcts(gaps, [50, 95]);
         let mean_tokens = match usage {
-            (true, tokens, chunks) => fnum(Some(tokens as f64 / chunks as f64)),
+            (true, tokens, chunks) => fnum(tokens.true_div(chunks as u64)),
             _ => Value::Null,
         };
         json!({
@@ -1169,13 +1212,10 @@ fn unsuccessful_block(
         let mut elapsed = Vec::new();
         let mut missing = 0;
         for r in &rs {
-            let v =
-                finite(r.e2e_latency_ms()).or_else(|| match (r.started_at_ns(), r.ended_at_ns()) {
-                    (Some(s), Some(e)) if r.status != "dropped" && e >= s => {
-                        Some((e - s) as f64 / 1_000_000.0)
-                    }
-                    _ => None,
-                });
+            let v = finite(r.e2e_latency_ms()).or_else(|| match (r.started_at(), r.ended_at()) {
+                (Some(s), Some(e)) if r.status != "dropped" && e >= s => span_ms_exact(&s, &e),
+                _ => None,
+            });
             match v {
                 Some(v) => elapsed.push(v),
                 None => missing += 1,

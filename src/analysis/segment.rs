@@ -226,7 +226,12 @@ pub fn slice<'r>(
         same_ids(&members, reqs)
     };
     Slice {
-        interval: crate::analysis::case::interval("segment", begin, end, membership.cohort()),
+        interval: crate::analysis::case::interval(
+            "segment",
+            i128::from(begin),
+            i128::from(end),
+            membership.cohort(),
+        ),
         members,
         by_id,
     }
@@ -421,7 +426,7 @@ mod tests {
             .collect();
         let refs: Vec<&Request> = reqs.iter().collect();
         let intervals = json!({"measured_span": crate::analysis::case::interval(
-            "measured_span", T, T + 2_100_000_000, "all_measured"), "rate": null});
+            "measured_span", i128::from(T), i128::from(T + 2_100_000_000), "all_measured"), "rate": null});
         let ids = |s: &Slice| -> Vec<String> {
             s.members.iter().map(|r| id_text(r).into_owned()).collect()
         };

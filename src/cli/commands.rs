@@ -41,7 +41,31 @@ impl From<std::io::Error> for CliError {
 
 impl From<DbError> for CliError {
     fn from(e: DbError) -> Self {
-        CliError::new(e.exit(), e.to_string())
+        match db::failure::advice(&e) {
+            Some(advice) => CliError::new(Exit::Database, format!("{e}: {advice}")),
+            None => CliError::new(e.exit(), e.to_string()),
+        }
+    }
+}
+
+/// An ingest's failure as the command reports it. A failure of the storage
+/// (a full disk, a read-only database) names the file being ingested and
+/// the database, says what to do and exits [`Exit::Database`]; bad input is
+/// said in stormlog's words ([`refusal`]).
+pub fn ingest_failure(e: IngestError, file: &std::path::Path, db: &std::path::Path) -> CliError {
+    match &e {
+        IngestError::Db(inner) => match db::failure::advice(inner) {
+            Some(advice) => CliError::new(
+                Exit::Database,
+                format!(
+                    "{}: not stored in {}: {advice}; nothing of the file was stored ({inner})",
+                    file.display(),
+                    db.display()
+                ),
+            ),
+            None => e.into(),
+        },
+        _ => refusal(e),
     }
 }
 
@@ -348,6 +372,7 @@ fn cmd_ingest(a: IngestArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
         run: a.run.clone(),
         skip_digest: false,
         run_id: a.run_id.clone(),
+        analyze: false,
     };
     // Each file is its own transaction: one line per file, in argument
     // order, says what landed or why nothing of it did.
@@ -372,8 +397,8 @@ fn cmd_ingest(a: IngestArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
                 writeln!(
                     out,
                     "{}: {what} {verb}: run {}, {} records, {} in {}",
-                    path.display(),
-                    done.run_id,
+                    crate::util::printable(&path.display().to_string()),
+                    crate::util::printable(&done.run_id),
                     done.records,
                     crate::util::human_bytes(done.bytes),
                     crate::util::human_seconds(started.elapsed().as_secs_f64())
@@ -381,7 +406,7 @@ fn cmd_ingest(a: IngestArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
             }
             Err(e) => {
                 tally[2] += 1;
-                let e = refusal(e);
+                let e = ingest_failure(e, path, &a.db.db);
                 if e.exit.code() > worst.code() {
                     worst = e.exit;
                 }
@@ -601,7 +626,7 @@ fn emit(
     err: &mut dyn Write,
 ) -> Result<Exit> {
     for w in &rep.warnings {
-        writeln!(err, "Warning: {w}")?;
+        writeln!(err, "Warning: {}", crate::util::printable(w))?;
     }
     let text = match format {
         ReportFormat::Json => rep.to_json(),
@@ -905,7 +930,7 @@ fn gate(
 
 /// `report --all` / several runs: one judgement line per run and case.
 fn judge_runs(
-    conn: &rusqlite::Connection,
+    conn: &db::Connection,
     a: &ReportArgs,
     policy: Option<(crate::slo::Policy, crate::slo::PolicySource)>,
     out: &mut dyn Write,
@@ -945,12 +970,18 @@ fn judge_runs(
             Ok(j) if j.is_empty() => {
                 writeln!(
                     err,
-                    "Warning: run {id} has no policy to judge it by; pass --slo or --slo-file"
+                    "Warning: run {} has no policy to judge it by; pass --slo or --slo-file",
+                    crate::util::printable(&id)
                 )?;
                 unjudged.push(id);
             }
             Ok(j) => rows.extend(j),
-            Err(e) => writeln!(err, "Warning: run {id}: {}", e.message)?,
+            Err(e) => writeln!(
+                err,
+                "Warning: run {}: {}",
+                crate::util::printable(&id),
+                crate::util::printable(&e.message)
+            )?,
         }
     }
     reader
@@ -983,7 +1014,7 @@ fn judge_runs(
 
 /// `report --format html`: one run's page, or the project page (`--all`, several runs).
 fn report_html(
-    conn: &rusqlite::Connection,
+    conn: &db::Connection,
     a: &ReportArgs,
     policy: Option<(crate::slo::Policy, crate::slo::PolicySource)>,
     out: &mut dyn Write,
@@ -1080,6 +1111,7 @@ pub fn analyze(a: &AnalyzeRequest) -> Result<report::Report> {
     let (mut conn, scratch) = db::open_scratch()?;
     let opts = ingest::Options {
         skip_digest: true,
+        analyze: true,
         ..Default::default()
     };
     let done = ingest::ingest_artifact(&mut conn, &a.artifact, &opts)?;

@@ -6,6 +6,7 @@
 //! Every connection gets stormlog's SQL functions (`functions`).
 pub mod execution;
 pub mod export;
+pub mod failure;
 pub mod functions;
 pub mod history;
 pub mod imports;
@@ -130,7 +131,8 @@ fn unknown_run(name: &str, suggestions: &[String]) -> String {
 
 impl DbError {
     /// The exit status a command ends with on this error: the user's input
-    /// (a path or a run that is not there, a file that is not ours) is 5,
+    /// (a path or a run that is not there, a file that is not ours or of
+    /// another version) is 5, a failure of the storage 6 (`failure`),
     /// anything else 1.
     pub fn exit(&self) -> crate::exit::Exit {
         match self {
@@ -140,7 +142,8 @@ impl DbError {
             | DbError::TooNew { .. }
             | DbError::UnknownRun { .. }
             | DbError::AmbiguousRun { .. } => crate::exit::Exit::InvalidInput,
-            _ => crate::exit::Exit::Unexpected,
+            // A full disk, a read-only or busy file: 6; anything else is a bug.
+            _ => failure::exit_of(self),
         }
     }
 

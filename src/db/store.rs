@@ -954,6 +954,17 @@ impl<'s> Fill<'s> {
         r.set_output_tokens(v.real(18));
         r.output_tokens_is_int = r.output_tokens().is_some();
         r.set_total_tokens(v.real(19));
+        // An integer column past 2^53 reads inexactly as a float: the
+        // request keeps its exact value too.
+        for (column, key) in [
+            (18, "output_tokens"),
+            (19, "total_tokens"),
+            (23, "in_flight_at_dispatch"),
+        ] {
+            if let Some(i) = v.int(column).filter(|i| i.unsigned_abs() > 1 << 53) {
+                r.apply(key, &Value::from(i));
+            }
+        }
         if let Some(s) = self.sym(4, v.text(20), unchanged(20)) {
             r.output_token_source = s;
         }

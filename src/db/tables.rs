@@ -287,7 +287,9 @@ pub fn spec(table: &str) -> Option<&'static TableSpec> {
 pub fn encode(col: Col, v: &Value) -> Option<Sql> {
     match (col, v) {
         (_, Value::Null) => None,
-        (Col::Text, Value::String(s)) if pyjson::sentinel_f64(s).is_none() => {
+        (Col::Text, Value::String(s))
+            if pyjson::sentinel_f64(s).is_none() && pyjson::big_int(v).is_none() =>
+        {
             Some(Sql::Text(s.clone()))
         }
         (Col::Int, Value::Number(n)) => n.as_i64().map(Sql::Integer),

@@ -35,8 +35,9 @@ pub enum IngestError {
     Invalid { path: PathBuf, message: String },
     /// A different file already holds this run id.
     #[error(
-        "{display}: run '{run_id}' is already stored from another file ({existing}); pass --replace to replace it",
-        display = .path.display()
+        "{display}: run '{run}' is already stored from another file ({existing}); pass --replace to replace it",
+        display = .path.display(),
+        run = crate::util::printable(.run_id)
     )]
     Conflict {
         path: PathBuf,
@@ -108,6 +109,12 @@ pub struct Options {
     /// The run id an import is stored under (default: the tool's own id of
     /// the run, else a content hash).
     pub run_id: Option<String>,
+    /// The ingest behind `infer analyze`, which words its refusals as the
+    /// reference does: invalid UTF-8 by byte position only, and the recorded
+    /// SLO policy (`infer.slo`) left for analyze to check in the reference's
+    /// order. Otherwise ingest names the line, and refuses a file whose
+    /// policy a report would refuse.
+    pub analyze: bool,
 }
 
 fn open(path: &Path) -> Result<File, IngestError> {
@@ -128,6 +135,10 @@ pub fn sniff(path: &Path) -> Result<Kind, IngestError> {
         path: path.to_owned(),
         source,
     })? {
+        // Not UTF-8: the artifact reader refuses it, naming the line.
+        if lines.utf8_error.is_some() {
+            return Ok(Kind::Artifact);
+        }
         if line.trim().is_empty() {
             continue;
         }
@@ -273,7 +284,8 @@ struct ReadEnd {
     line_count: u64,
     bytes: u64,
     sha256: Option<String>,
-    utf8_error: Option<String>,
+    /// The first invalid UTF-8 (Python's message) and its line.
+    utf8_error: Option<(String, u64)>,
 }
 
 /// Lines per prepared batch. Up to four batches are alive at once (two
@@ -299,6 +311,10 @@ fn read_batches(
         let mut raw: Vec<(u64, String)> = Vec::with_capacity(BATCH_LINES);
         while raw.len() < BATCH_LINES {
             match lines.next_line()? {
+                // The file is refused for invalid UTF-8 whatever follows:
+                // nothing more is read or prepared (a huge bad line costs
+                // the line, not a parse of it).
+                Some(_) if lines.utf8_error.is_some() => break,
                 Some(l) => raw.push((lines.line_no, l)),
                 None => break,
             }
@@ -306,7 +322,7 @@ fn read_batches(
         if let Some(bar) = &bar {
             bar.set_position(lines.bytes_read);
         }
-        let done = raw.len() < BATCH_LINES;
+        let done = raw.len() < BATCH_LINES || lines.utf8_error.is_some();
         let batch: Batch = raw
             .into_par_iter()
             .map(|(n, l)| (n, fast::prepare(l)))
@@ -321,8 +337,8 @@ fn read_batches(
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    let (line_count, bytes, utf8_error) =
-        (lines.line_no, lines.bytes_read, lines.utf8_error.take());
+    let (line_count, bytes) = (lines.line_no, lines.bytes_read);
+    let utf8_error = lines.utf8_error.take().map(|m| (m, lines.utf8_error_line));
     Ok(ReadEnd {
         line_count,
         bytes,
@@ -380,6 +396,8 @@ fn write_artifact(
     let mut first_error: Option<IngestError> = None;
     let mut outcome = Outcome::Added;
     let mut failure: Option<IngestError> = None;
+    // The recorded SLO policies and their lines (a report takes exactly one).
+    let mut slo_records: Vec<(u64, Value)> = Vec::new();
     'batches: for batch in recv.iter() {
         for (line_no, prepared) in batch {
             if first_error.is_some() {
@@ -392,6 +410,15 @@ fn write_artifact(
                     continue;
                 }
                 fast::Prepared::Row(row) => {
+                    let event_type = match row.table {
+                        Some(t) => Some(crate::db::tables::TABLES[t].event_type),
+                        None => row.event_type.as_deref(),
+                    };
+                    if event_type == Some("infer.slo") {
+                        if let Ok(v) = pyjson::parse(&row.line) {
+                            slo_records.push((line_no, v));
+                        }
+                    }
                     facts.observe_line(&row.facts);
                     Pending::Row(seq, row)
                 }
@@ -405,7 +432,11 @@ fn write_artifact(
                         context,
                     }) => Pending::Context(seq, context_id, context),
                     Ok(Line::Record { raw, transport }) => {
-                        facts.observe(&contexts.expand(&raw));
+                        let expanded = contexts.expand(&raw);
+                        if expanded.get("event_type").and_then(Value::as_str) == Some("infer.slo") {
+                            slo_records.push((line_no, Value::Object(expanded.clone())));
+                        }
+                        facts.observe(&expanded);
                         Pending::Record(seq, raw, transport)
                     }
                 },
@@ -450,8 +481,13 @@ fn write_artifact(
         return Err(e);
     }
     // Python reads the whole file first: invalid UTF-8 anywhere wins.
-    if let Some(msg) = end.utf8_error {
-        return Err(IngestError::invalid(path, msg));
+    if let Some((msg, line)) = end.utf8_error {
+        // `infer analyze` words it as the reference does (a byte position);
+        // ingest says the line too.
+        return Err(match opts.analyze {
+            true => IngestError::invalid(path, msg),
+            false => IngestError::at_line(path, line, msg),
+        });
     }
     if let Some(e) = first_error {
         return Err(e);
@@ -461,6 +497,14 @@ fn write_artifact(
             path,
             "not an inference artifact (no infer.session or infer.request records)",
         ));
+    }
+    if !opts.analyze && !slo_records.is_empty() {
+        let recorded: Vec<&Value> = slo_records.iter().map(|(_, v)| v).collect();
+        if let Err(e) = crate::slo::select(None, &recorded) {
+            // The second record when there are several, else the one.
+            let line = slo_records.get(1).unwrap_or(&slo_records[0]).0;
+            return Err(IngestError::at_line(path, line, e));
+        }
     }
     let sha = end.sha256;
     let (line_count, bytes) = (end.line_count, end.bytes);

@@ -18,7 +18,7 @@ pub fn plain(message: &str) -> String {
             return format!("is not JSON Lines: line {line} is not a JSON object ({text})");
         }
         if let Some(rest) = reason.strip_prefix("'utf-8' codec can't decode ") {
-            return format!("line {line}: {}", utf8(rest));
+            return utf8_on_line(line, rest);
         }
     }
     message.to_owned()
@@ -68,9 +68,36 @@ fn utf8(rest: &str) -> String {
     }
 }
 
+/// `byte 0xff in position 1623: invalid start byte` on line `line`. The
+/// position is Python's, counted from its reading chunk, not from the line
+/// or the file, so it is left out: the line and the byte say where.
+fn utf8_on_line(line: u64, rest: &str) -> String {
+    let (what, reason) = rest.split_once(": ").unwrap_or((rest, ""));
+    let bytes = what.split_once(" in position ").map_or(what, |(b, _)| b);
+    if reason.is_empty() {
+        format!("is not UTF-8 text: line {line}: {bytes}")
+    } else {
+        format!("is not UTF-8 text: line {line}: {bytes} ({reason})")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::plain;
+
+    #[test]
+    fn invalid_utf8_on_a_line_names_the_line_and_the_byte() {
+        assert_eq!(
+            plain("line 2001: 'utf-8' codec can't decode byte 0xff in position 1623: invalid start byte"),
+            "is not UTF-8 text: line 2001: byte 0xff (invalid start byte)"
+        );
+        assert_eq!(
+            plain(
+                "line 3: 'utf-8' codec can't decode bytes in position 7-8: unexpected end of data"
+            ),
+            "is not UTF-8 text: line 3: bytes (unexpected end of data)"
+        );
+    }
 
     #[test]
     fn python_messages_become_stormlogs() {

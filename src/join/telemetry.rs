@@ -222,7 +222,7 @@ pub fn parse_sample(record: &Value) -> Result<ServerSample, String> {
     )?;
     let detail = match field("detail") {
         Value::Null => None,
-        Value::String(s) => Some(s.clone()),
+        Value::String(s) if !crate::pyjson::is_sentinel(s) => Some(s.clone()),
         _ => return Err("detail must be a string or null".into()),
     };
     let value_bytes = if state == "valid" {
@@ -326,7 +326,9 @@ fn parse_identity(raw: &Value) -> Result<Identity, String> {
     ]) {
         match get(key) {
             Value::Null => {}
-            Value::String(s) if !s.is_empty() => *slot = Some(s.clone()),
+            Value::String(s) if !s.is_empty() && !crate::pyjson::is_sentinel(s) => {
+                *slot = Some(s.clone())
+            }
             _ => return Err("optional server identity fields must be non-empty strings".into()),
         }
     }
@@ -379,7 +381,7 @@ fn py_contains_slash(value: &Value) -> Result<bool, String> {
         return Ok(false);
     }
     match value {
-        Value::String(s) => Ok(s.contains('/')),
+        Value::String(s) if !crate::pyjson::is_sentinel(s) => Ok(s.contains('/')),
         Value::Array(items) => Ok(items.iter().any(|v| v.as_str() == Some("/"))),
         Value::Object(map) => Ok(map.contains_key("/")),
         other => Err(format!(
@@ -396,7 +398,7 @@ fn member_of<'a>(value: &Value, choices: &[&'a str], message: &str) -> Result<&'
         Value::Array(_) | Value::Object(_) => {
             Err(format!("unhashable type: '{}'", py_type_name(value)))
         }
-        Value::String(s) => choices
+        Value::String(s) if !crate::pyjson::is_sentinel(s) => choices
             .iter()
             .find(|c| **c == s.as_str())
             .copied()
@@ -450,8 +452,9 @@ fn positive_int(value: &Value) -> Option<i64> {
     }
 }
 
+/// A non-empty Python `str` (a NaN or ±∞ sentinel is a float, not a string).
 fn nonempty_str(value: &Value) -> Option<&str> {
-    value.as_str().filter(|s| !s.is_empty())
+    crate::pyjson::as_py_str(value).filter(|s| !s.is_empty())
 }
 
 fn truthy_opt(value: &Option<String>) -> bool {
@@ -479,6 +482,8 @@ pub(crate) fn py_type_name(value: &Value) -> &'static str {
         Value::Bool(_) => "bool",
         Value::Number(n) if n.is_f64() => "float",
         Value::Number(_) => "int",
+        Value::String(s) if crate::pyjson::sentinel_f64(s).is_some() => "float",
+        Value::String(s) if crate::pyjson::is_sentinel(s) => "int",
         Value::String(_) => "str",
         Value::Array(_) => "list",
         Value::Object(_) => "dict",

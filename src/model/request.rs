@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::py::{self, Int};
 use crate::pyjson;
 
 /// A shared, immutable string: the values that repeat across a run's
@@ -169,6 +170,35 @@ pub struct Request {
     /// The optional numbers, read and set through their accessors
     /// (`ttft_ms()`, `set_ttft_ms`, ...).
     numbers: Numbers,
+    /// Exact values the compact slots cannot hold; `None` for every
+    /// ordinary request.
+    wide: Option<Box<Wide>>,
+}
+
+/// What Python keeps of a request's integers and the slots do not: an
+/// integer past what its slot holds exactly (an i64 timestamp past 2^63, a
+/// token count past 2^53 in an f64 slot), and Python's `int(output_tokens or
+/// 0)` where a value is no number (a string, a list, NaN).
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Wide {
+    started_at_ns: Option<Int>,
+    ended_at_ns: Option<Int>,
+    intended_at_ns: Option<Int>,
+    output_tokens: Option<Int>,
+    total_tokens: Option<Int>,
+    in_flight_at_dispatch: Option<Int>,
+    output_tokens_call: Option<Result<Int, String>>,
+}
+
+/// Which exact value of [`Wide`] a field sets.
+#[derive(Clone, Copy)]
+enum WideField {
+    Started,
+    Ended,
+    Intended,
+    OutputTokens,
+    TotalTokens,
+    InFlight,
 }
 
 /// A request's optional numbers without `Option`'s padding: the values and
@@ -281,12 +311,26 @@ impl Request {
             "request_id" => self.request_id = v.clone(),
             "x_request_id" => self.x_request_id = v.clone(),
             "request_index" => {
-                self.set_request_index(if pyjson::is_int(v) { v.as_i64() } else { None });
+                // Past i64 it saturates: such an index is out of range either way.
+                self.set_request_index(if pyjson::is_int(v) {
+                    Some(pyjson::int_value(v))
+                } else {
+                    None
+                });
                 self.request_index_is_bool = v.is_boolean();
             }
-            "started_at_ns" => self.set_started_at_ns(ns()),
-            "ended_at_ns" => self.set_ended_at_ns(ns()),
-            "intended_at_ns" => self.set_intended_at_ns(ns()),
+            "started_at_ns" => {
+                self.set_started_at_ns(ns());
+                self.keep_exact(WideField::Started, v, i64_exact);
+            }
+            "ended_at_ns" => {
+                self.set_ended_at_ns(ns());
+                self.keep_exact(WideField::Ended, v, i64_exact);
+            }
+            "intended_at_ns" => {
+                self.set_intended_at_ns(ns());
+                self.keep_exact(WideField::Intended, v, i64_exact);
+            }
             "e2e_latency_ms" => self.set_e2e_latency_ms(num()),
             "ttft_ms" => self.set_ttft_ms(num()),
             "first_chunk_latency_ms" => self.set_first_chunk_latency_ms(num()),
@@ -301,18 +345,141 @@ impl Request {
             "output_tokens" => {
                 self.set_output_tokens(num());
                 self.output_tokens_is_int = pyjson::is_int(v);
+                self.keep_exact(WideField::OutputTokens, v, f64_exact);
+                self.keep_output_tokens_call(v);
             }
-            "total_tokens" => self.set_total_tokens(num()),
+            "total_tokens" => {
+                self.set_total_tokens(num());
+                self.keep_exact(WideField::TotalTokens, v, f64_exact);
+            }
             "output_token_source" => self.output_token_source = pyjson::str_form(v).into(),
             "arrival_mode" => self.arrival_mode = pyjson::str_form(v).into(),
             "held_for_slot" => self.held_for_slot = pyjson::truthy(v),
-            "in_flight_at_dispatch" => self.set_in_flight_at_dispatch(num()),
+            "in_flight_at_dispatch" => {
+                self.set_in_flight_at_dispatch(num());
+                self.keep_exact(WideField::InFlight, v, f64_exact);
+            }
             "prompt_mode" => self.prompt_mode = pyjson::str_form(v).into(),
             "prompt_digest" => self.prompt_digest = Scalar::of(v),
             "prefix_group" => self.prefix_group = Scalar::of(v),
             "shared_prefix_tokens" => self.set_shared_prefix_tokens(num()),
             "task" => self.task = v.as_str().map(Sym::from),
             _ => {}
+        }
+    }
+
+    fn wide_mut(&mut self) -> &mut Wide {
+        self.wide.get_or_insert_with(Box::default)
+    }
+
+    fn wide_slot(&mut self, field: WideField) -> &mut Option<Int> {
+        let w = self.wide_mut();
+        match field {
+            WideField::Started => &mut w.started_at_ns,
+            WideField::Ended => &mut w.ended_at_ns,
+            WideField::Intended => &mut w.intended_at_ns,
+            WideField::OutputTokens => &mut w.output_tokens,
+            WideField::TotalTokens => &mut w.total_tokens,
+            WideField::InFlight => &mut w.in_flight_at_dispatch,
+        }
+    }
+
+    /// Keeps `int_value(v)` exactly when the field's slot does not hold it
+    /// (`fits` says whether it does); clears an earlier exact value.
+    fn keep_exact(&mut self, field: WideField, v: &Value, fits: fn(&Value) -> bool) {
+        if pyjson::is_number(v) && !fits(v) {
+            *self.wide_slot(field) = Some(py::int::int_value(v));
+            return;
+        }
+        if self.wide.is_some() {
+            *self.wide_slot(field) = None;
+        }
+    }
+
+    /// Keeps Python's `int(output_tokens or 0)` where it is not the
+    /// slot's `int_value` (a value that is no JSON number).
+    fn keep_output_tokens_call(&mut self, v: &Value) {
+        let call = match v {
+            Value::Number(_) | Value::Null => None,
+            _ if pyjson::big_int(v).is_some() => None,
+            _ => Some(py::int_call(v)),
+        };
+        if call.is_some() || self.wide.is_some() {
+            self.wide_mut().output_tokens_call = call;
+        }
+    }
+
+    fn exact(&self, pick: fn(&Wide) -> &Option<Int>) -> Option<&Int> {
+        self.wide.as_deref().and_then(|w| pick(w).as_ref())
+    }
+
+    /// `started_at_ns` exactly, when it is a number.
+    pub fn started_at(&self) -> Option<Int> {
+        exact_or(self.exact(|w| &w.started_at_ns), self.started_at_ns())
+    }
+
+    /// `ended_at_ns` exactly, when it is a number.
+    pub fn ended_at(&self) -> Option<Int> {
+        exact_or(self.exact(|w| &w.ended_at_ns), self.ended_at_ns())
+    }
+
+    /// `intended_at_ns` exactly, when it is a number.
+    pub fn intended_at(&self) -> Option<Int> {
+        exact_or(self.exact(|w| &w.intended_at_ns), self.intended_at_ns())
+    }
+
+    /// `started_at_ns` as an i128 (saturating past it).
+    pub fn started_at_ns_wide(&self) -> Option<i128> {
+        self.started_at().map(|i| i.saturating_i128())
+    }
+
+    /// `ended_at_ns` as an i128 (saturating past it).
+    pub fn ended_at_ns_wide(&self) -> Option<i128> {
+        self.ended_at().map(|i| i.saturating_i128())
+    }
+
+    /// `intended_at_ns` as an i128 (saturating past it).
+    pub fn intended_at_ns_wide(&self) -> Option<i128> {
+        self.intended_at().map(|i| i.saturating_i128())
+    }
+
+    /// Whether any timestamp lies past an i64 (the spans then need the exact
+    /// values).
+    pub fn has_wide_times(&self) -> bool {
+        self.wide.as_deref().is_some_and(|w| {
+            w.started_at_ns.is_some() || w.ended_at_ns.is_some() || w.intended_at_ns.is_some()
+        })
+    }
+
+    /// `int_value(output_tokens)`, exactly.
+    pub fn output_tokens_int(&self) -> Int {
+        real_int(self.exact(|w| &w.output_tokens), self.output_tokens())
+    }
+
+    /// `int_value(total_tokens)`, exactly.
+    pub fn total_tokens_int(&self) -> Int {
+        real_int(self.exact(|w| &w.total_tokens), self.total_tokens())
+    }
+
+    /// `int_value(in_flight_at_dispatch)` when it is a finite number.
+    pub fn in_flight_int(&self) -> Option<Int> {
+        finite(self.in_flight_at_dispatch())?;
+        Some(real_int(
+            self.exact(|w| &w.in_flight_at_dispatch),
+            self.in_flight_at_dispatch(),
+        ))
+    }
+
+    /// Python's `int(output_tokens or 0)`: the reference's tokens per
+    /// chunk; an error where Python raises one.
+    pub fn output_tokens_call(&self) -> Result<Int, String> {
+        match self
+            .wide
+            .as_deref()
+            .and_then(|w| w.output_tokens_call.clone())
+        {
+            Some(call) => call,
+            None => Ok(self.output_tokens_int()),
         }
     }
 
@@ -335,6 +502,49 @@ pub fn span_ms(start: i64, end: i64) -> f64 {
         None => (i128::from(end) - i128::from(start)) as f64,
     };
     span / 1_000_000.0
+}
+
+/// An i64 slot holds `int_value` exactly: an integer within i64, a float
+/// whose truncation is.
+fn i64_exact(v: &Value) -> bool {
+    match v {
+        Value::Number(n) => {
+            n.is_i64() || (n.is_f64() && n.as_f64().is_some_and(|f| f.abs() < 9.2e18))
+        }
+        _ => false,
+    }
+}
+
+/// An f64 slot holds `int_value` exactly: a float (truncated when read), or
+/// an integer within 2^53.
+fn f64_exact(v: &Value) -> bool {
+    match v {
+        Value::Number(n) => n.is_f64() || n.as_i64().is_some_and(|i| i.unsigned_abs() <= 1 << 53),
+        _ => false,
+    }
+}
+
+fn exact_or(exact: Option<&Int>, slot: Option<i64>) -> Option<Int> {
+    match exact {
+        Some(i) => Some(i.clone()),
+        None => slot.map(Int::from),
+    }
+}
+
+/// `int_value` of a real slot (0 when absent or not finite), or the exact
+/// value kept beside it.
+fn real_int(exact: Option<&Int>, slot: Option<f64>) -> Int {
+    match exact {
+        Some(i) => i.clone(),
+        None => slot.and_then(Int::from_f64).unwrap_or_default(),
+    }
+}
+
+/// Milliseconds from `start` to `end`, Python's `(end - start) / 1_000_000.0`
+/// on integers of any size: the exact difference, rounded to a float, then
+/// divided. `None` where Python's float() of the difference overflows.
+pub fn span_ms_exact(start: &Int, end: &Int) -> Option<f64> {
+    end.sub(start).to_f64().map(|d| d / 1_000_000.0)
 }
 
 /// `is_number` over an optional real: present and finite.

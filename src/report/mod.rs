@@ -188,6 +188,15 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
             by_case.entry(key.to_owned()).or_default().append(&mut run);
         }
     }
+    // The reference reads each streamed request's `int(output_tokens or 0)`
+    // for its tokens per chunk, case by case in key order, and stops at the
+    // first value Python cannot convert (a NaN, a word, a list).
+    for reqs in by_case.values() {
+        case::tokens_per_chunk_inputs(reqs).map_err(|message| ReportError {
+            exit: Exit::Unexpected,
+            message,
+        })?;
+    }
     let mut metric_keys: Vec<(&str, &str)> = vec![
         ("client.ttft", "client"),
         ("client.ttft_from_intended", "client"),

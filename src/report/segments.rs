@@ -69,7 +69,7 @@ fn segment_block(
     spans: &crate::slo::Spans,
 ) -> Value {
     use crate::analysis::segment;
-    use crate::model::request::int_of;
+    use crate::py::Int;
     let slice = segment::slice(segment, membership, intervals, reqs, ids_distinct);
     let population = segment::population(&slice.members, ctx.admitted.as_ref());
     let by_arrival = membership == Membership::Arrival;
@@ -79,8 +79,13 @@ fn segment_block(
         Value::Null
     };
     let ok: Vec<&Request> = slice.by_id.iter().copied().filter(|r| r.is_ok()).collect();
-    let output: i64 = ok.iter().map(|r| int_of(r.output_tokens())).sum();
-    let total: i64 = ok.iter().map(|r| int_of(r.total_tokens())).sum();
+    // Exact sums, as the case's own throughput takes them (Python's ints).
+    let output = ok
+        .iter()
+        .fold(Int::default(), |sum, r| sum.add(&r.output_tokens_int()));
+    let total = ok
+        .iter()
+        .fold(Int::default(), |sum, r| sum.add(&r.total_tokens_int()));
     let mut block = Map::new();
     block.insert("population".into(), population);
     block.insert(
@@ -90,7 +95,7 @@ fn segment_block(
     );
     block.insert(
         "throughput".into(),
-        case::throughput(ok.len(), output, total, &rate),
+        case::throughput(ok.len(), &output, &total, &rate),
     );
     block.insert("latency".into(), case::latency(&slice.by_id, metrics).block);
     if let Some((policy, source)) = policy {

@@ -13,7 +13,6 @@ use super::digest::digest;
 use super::judge::{judge_request, Outcome, RequestJudgement, Verdict};
 use super::policy::Policy;
 use super::{PolicySource, Spans};
-use crate::model::request::int_of;
 use crate::model::Request;
 use crate::pyjson;
 
@@ -39,12 +38,14 @@ pub fn evaluate_case(
         .iter()
         .filter(|j| j.verdict == Verdict::Unknown)
         .count();
-    let good_tokens: i64 = requests
+    // Summed exactly, as Python's integers are (a count of 1e308 is one).
+    let good_tokens = requests
         .iter()
         .zip(&judged)
         .filter(|(_, j)| j.verdict == Verdict::Met)
-        .map(|(r, _)| int_of(r.output_tokens()))
-        .sum();
+        .fold(crate::py::Int::default(), |sum, (r, _)| {
+            sum.add(&r.output_tokens_int())
+        });
     let reason = unmeasurable(policy, &judged);
     let seconds = pyjson::get(rate_interval, "seconds");
     let rate = |count: f64| -> Value {
@@ -111,7 +112,10 @@ pub fn evaluate_case(
     put("interval", rate_interval.clone());
     put("goodput_lower_rps", rate(met as f64));
     put("goodput_upper_rps", rate((met + unknown) as f64));
-    put("goodput_lower_output_tps", rate(good_tokens as f64));
+    put(
+        "goodput_lower_output_tps",
+        good_tokens.to_f64().map_or(Value::Null, rate),
+    );
     put("cohort_valid", cohort_valid);
     put("cohort_issues", cohort_issues);
     Value::Object(rec)

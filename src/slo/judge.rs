@@ -60,6 +60,11 @@ fn raw_measure(req: &Request, key: CriterionKey, spans: &Spans) -> Measure {
         },
         ClientE2e => e2e.map_or_else(|| unknown("no_client_e2e"), Measure::Value),
         ClientE2eFromIntended => match (req.intended_at_ns(), req.ended_at_ns()) {
+            _ if req.has_wide_times() => match (req.intended_at(), req.ended_at()) {
+                (Some(start), Some(end)) => crate::model::request::span_ms_exact(&start, &end)
+                    .map_or_else(|| unknown("no_intended_or_end_time"), Measure::Value),
+                _ => unknown("no_intended_or_end_time"),
+            },
             (Some(start), Some(end)) => Measure::Value(crate::model::request::span_ms(start, end)),
             _ => unknown("no_intended_or_end_time"),
         },

@@ -129,11 +129,11 @@ fn table(rs: &ResultSet, out: &mut dyn Write) -> io::Result<()> {
         let mut parts = Vec::with_capacity(n);
         for (i, c) in row.iter().enumerate() {
             let w = widths.get(i).copied().unwrap_or(0);
-            parts.push(if right.get(i).copied().unwrap_or(false) {
-                format!("{c:>w$}")
-            } else {
-                format!("{c:<w$}")
-            });
+            parts.push(crate::util::pad(
+                c,
+                w,
+                right.get(i).copied().unwrap_or(false),
+            ));
         }
         writeln!(out, "{}", parts.join("  ").trim_end())
     };

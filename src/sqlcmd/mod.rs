@@ -46,6 +46,9 @@ pub struct SqlArgs {
     /// The SQL: one or more statements separated by `;` (stdin when neither
     /// this nor --file is given).
     pub query: Option<String>,
+    /// Stop a query that runs longer than this many seconds (0: no limit).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    pub timeout: f64,
 }
 
 /// Why `stormlog sql` failed.
@@ -60,6 +63,9 @@ pub enum SqlError {
     /// A statement did not prepare or failed while running.
     #[error("{0}")]
     Query(String),
+    /// The query ran past `--timeout` and was stopped.
+    #[error("the query ran longer than --timeout {0} s and was stopped; nothing was changed. Narrow it (a LIMIT, a WHERE, a bound on a recursive CTE) or pass a larger --timeout (0 for none)")]
+    Timeout(f64),
     #[error(transparent)]
     Db(#[from] DbError),
     #[error("{0}")]
@@ -71,7 +77,7 @@ impl SqlError {
     pub fn exit(&self) -> Exit {
         match self {
             SqlError::Usage(_) => Exit::Usage,
-            SqlError::Refused(_) | SqlError::Query(_) => Exit::InvalidInput,
+            SqlError::Refused(_) | SqlError::Query(_) | SqlError::Timeout(_) => Exit::InvalidInput,
             SqlError::Db(e) => e.exit(),
             SqlError::Io(_) => Exit::Unexpected,
         }
@@ -96,8 +102,14 @@ pub fn run_with_input(
     _err: &mut dyn Write,
 ) -> Result<Exit, SqlError> {
     let sql = query_text(args, stdin)?;
+    if !(args.timeout >= 0.0 && args.timeout.is_finite()) {
+        return Err(SqlError::Usage(format!(
+            "--timeout {}: give a number of seconds, 0 or more",
+            args.timeout
+        )));
+    }
     let conn = open_read_only(&args.db.db)?;
-    let results = query(&conn, &sql)?;
+    let results = with_timeout(&conn, args.timeout, || query(&conn, &sql))?;
     let mut file = Vec::new();
     let sink: &mut dyn Write = if args.output.is_some() {
         &mut file
@@ -118,6 +130,41 @@ pub fn run_with_input(
             .map_err(|e| SqlError::Usage(format!("--output {}: {}", path.display(), e)))?;
     }
     Ok(Exit::Ok)
+}
+
+/// Runs `work` on `conn`, interrupting SQLite once `seconds` have passed
+/// (0: never). A watcher thread waits on a channel that the end of the
+/// work closes, so a finished query costs no waiting.
+fn with_timeout<T>(
+    conn: &Connection,
+    seconds: f64,
+    work: impl FnOnce() -> Result<T, SqlError>,
+) -> Result<T, SqlError> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    if seconds == 0.0 {
+        return work();
+    }
+    let handle = conn.get_interrupt_handle();
+    let fired = Arc::new(AtomicBool::new(false));
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    let watcher = {
+        let fired = Arc::clone(&fired);
+        let limit = std::time::Duration::from_secs_f64(seconds.min(1e9));
+        std::thread::spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(limit) {
+                fired.store(true, Ordering::SeqCst);
+                handle.interrupt();
+            }
+        })
+    };
+    let result = work();
+    drop(done);
+    let _ = watcher.join();
+    match result {
+        Err(_) if fired.load(Ordering::SeqCst) => Err(SqlError::Timeout(seconds)),
+        other => other,
+    }
 }
 
 fn query_text(args: &SqlArgs, stdin: &mut dyn Read) -> Result<String, SqlError> {

@@ -66,6 +66,7 @@ fn args(db: &Path, format: Format, query: &str) -> SqlArgs {
         file: None,
         output: None,
         query: Some(query.into()),
+        timeout: 60.0,
     }
 }
 

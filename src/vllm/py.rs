@@ -23,10 +23,7 @@ pub fn type_name(v: &Value) -> &'static str {
 
 /// The value as a Python `str`, when it is one (a sentinel is a float).
 pub fn as_str(v: &Value) -> Option<&str> {
-    match v {
-        Value::String(s) if pyjson::sentinel_f64(s).is_none() => Some(s),
-        _ => None,
-    }
+    pyjson::as_py_str(v)
 }
 
 /// Python `repr` of a string.

@@ -303,7 +303,7 @@ fn ingest_of_several_files_says_what_each_did_and_sums_up() {
     assert_eq!(
         text(&out.stderr),
         "Error: Cargo.toml is not JSON Lines: line 1 is not a JSON object (a value was expected at column 2); nothing from it was stored\n\
-         Error: logo.png is not UTF-8 text (byte 0x89 at byte offset 0: invalid start byte); nothing from it was stored\n"
+         Error: logo.png is not UTF-8 text: line 1: byte 0x89 (invalid start byte); nothing from it was stored\n"
     );
     let stdout = text(&out.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
