@@ -119,17 +119,6 @@ fn build(conn: &Connection, run: &str, cfg: &PageConfig, many: bool) -> Result<B
     })
 }
 
-/// Where an attainment interval stands against a target (as `report --all`
-/// says it).
-fn outcome(lower: &Value, upper: &Value, target: f64) -> &'static str {
-    match (lower.as_f64(), upper.as_f64()) {
-        (Some(lo), _) if lo >= target => "met",
-        (_, Some(hi)) if hi < target => "missed",
-        (Some(_), Some(_)) => "undecided",
-        _ => "unmeasurable",
-    }
-}
-
 /// Each case's judgement from its `slo` block in the report.
 fn judgements(run_id: &str, report: &Value, policy: &Policy) -> Vec<CaseJudgement> {
     let Some(cases) = report["cases"].as_object() else {
@@ -137,37 +126,7 @@ fn judgements(run_id: &str, report: &Value, policy: &Policy) -> Vec<CaseJudgemen
     };
     cases
         .iter()
-        .map(|(key, c)| {
-            let slo = c["slo"].clone();
-            let evaluated = slo["status"] == "evaluated";
-            let mut targets = Vec::new();
-            if let Some(t) = policy.attainment_target {
-                let o = if evaluated {
-                    outcome(&slo["attainment_lower"], &slo["attainment_upper"], t)
-                } else {
-                    "unmeasurable"
-                };
-                targets.push(("joint".to_owned(), t, o));
-            }
-            for cr in &policy.criteria {
-                if let Some(t) = cr.attainment_target {
-                    let name = cr.key.as_str().to_owned();
-                    let pc = &slo["per_criterion"][&name];
-                    let o = if evaluated {
-                        outcome(&pc["attainment_lower"], &pc["attainment_upper"], t)
-                    } else {
-                        "unmeasurable"
-                    };
-                    targets.push((name, t, o));
-                }
-            }
-            CaseJudgement {
-                run_id: run_id.to_owned(),
-                case_id: key.clone(),
-                slo,
-                targets,
-            }
-        })
+        .map(|(key, c)| crate::report::judge::judgement(run_id, key, c["slo"].clone(), policy))
         .collect()
 }
 

@@ -90,34 +90,7 @@ pub fn judge_run(
             let rate = pop.intervals.get("rate").cloned().unwrap_or(Value::Null);
             let slo =
                 crate::slo::evaluate_case(reqs, policy, source, &rate, &pop.population, &slo_spans);
-            let mut targets = Vec::new();
-            let evaluated = slo["status"] == "evaluated";
-            if let Some(t) = policy.attainment_target {
-                let o = if evaluated {
-                    outcome(&slo["attainment_lower"], &slo["attainment_upper"], t)
-                } else {
-                    "unmeasurable"
-                };
-                targets.push(("joint".to_owned(), t, o));
-            }
-            for c in &policy.criteria {
-                if let Some(t) = c.attainment_target {
-                    let name = c.key.as_str().to_owned();
-                    let pc = &slo["per_criterion"][&name];
-                    let o = if evaluated {
-                        outcome(&pc["attainment_lower"], &pc["attainment_upper"], t)
-                    } else {
-                        "unmeasurable"
-                    };
-                    targets.push((name, t, o));
-                }
-            }
-            CaseJudgement {
-                run_id: data.run_id.clone(),
-                case_id: key.clone(),
-                slo,
-                targets,
-            }
+            judgement(&data.run_id, key, slo, policy)
         })
         .collect()
 }
@@ -212,4 +185,40 @@ fn shorten(id: &str) -> String {
     let head: String = chars[..11].iter().collect();
     let tail: String = chars[chars.len() - 12..].iter().collect();
     format!("{head}~{tail}")
+}
+
+/// A case's judgement from its `slo` block: each attainment target of the
+/// policy (the joint one first) met, missed or unmeasurable by the block's
+/// bounds. `report --all` and the HTML pages judge through this one place.
+pub(crate) fn judgement(
+    run_id: &str,
+    case_id: &str,
+    slo: Value,
+    policy: &crate::slo::Policy,
+) -> CaseJudgement {
+    let evaluated = slo["status"] == "evaluated";
+    let judge = |block: &Value, t: f64| {
+        if evaluated {
+            outcome(&block["attainment_lower"], &block["attainment_upper"], t)
+        } else {
+            "unmeasurable"
+        }
+    };
+    let mut targets = Vec::new();
+    if let Some(t) = policy.attainment_target {
+        targets.push(("joint".to_owned(), t, judge(&slo, t)));
+    }
+    for c in &policy.criteria {
+        if let Some(t) = c.attainment_target {
+            let name = c.key.as_str().to_owned();
+            let o = judge(&slo["per_criterion"][&name], t);
+            targets.push((name, t, o));
+        }
+    }
+    CaseJudgement {
+        run_id: run_id.to_owned(),
+        case_id: case_id.to_owned(),
+        slo,
+        targets,
+    }
 }
