@@ -625,21 +625,11 @@ fn emit(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Exit> {
-    for w in &rep.warnings {
-        writeln!(err, "Warning: {}", crate::util::printable(w))?;
-    }
     let text = match format {
         ReportFormat::Json => rep.to_json(),
         ReportFormat::Txt => rep.to_text(),
     };
-    match output {
-        Some(path) => {
-            write_file(path, &text)?;
-            writeln!(out, "Analysis report saved to: {}", path.display())?;
-        }
-        None => out.write_all(text.as_bytes())?,
-    }
-    Ok(Exit::Ok)
+    write_report(rep, &text, output, out, err)
 }
 
 /// `emit` for stormlog's own `report`: its text in people's units, with hints
@@ -654,13 +644,25 @@ fn emit_for_people(
     if format == ReportFormat::Json {
         return emit(rep, format, output, out, err);
     }
-    for w in &rep.warnings {
-        writeln!(err, "Warning: {w}")?;
-    }
     let text = report::people::for_people(&rep.to_text());
+    write_report(rep, &text, output, out, err)
+}
+
+/// The report's warnings on stderr (their stored names escaped), then its
+/// rendered `text` to `output` or stdout.
+fn write_report(
+    rep: &report::Report,
+    text: &str,
+    output: Option<&Path>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Exit> {
+    for w in &rep.warnings {
+        writeln!(err, "Warning: {}", crate::util::printable(w))?;
+    }
     match output {
         Some(path) => {
-            write_file(path, &text)?;
+            write_file(path, text)?;
             writeln!(out, "Analysis report saved to: {}", path.display())?;
         }
         None => out.write_all(text.as_bytes())?,
