@@ -212,17 +212,14 @@ impl Plot {
         }
     }
 
-    /// Axes of a [`Plot::categories`] plot: x ticks (formatted by `fx`) and
-    /// the category names.
-    pub fn category_axes(&mut self, x_label: &str, names: &[String], fx: impl Fn(f64) -> String) {
-        let (x0, x1) = (self.left, self.width - self.right);
+    /// The x axis's grid lines and tick labels (formatted by `fx`), shared by
+    /// both kinds of axes.
+    fn x_ticks(&mut self, fx: &impl Fn(f64) -> String) {
         let (y0, y1) = (self.height - self.bottom, self.top);
-        let b = &mut self.body;
-        b.push_str("<g class=\"axis\">");
         for t in ticks(self.x.d0, self.x.d1, 6) {
             let x = px(self.x.map(t));
             let _ = write!(
-                b,
+                self.body,
                 "<line class=\"grid\" x1=\"{x}\" x2=\"{x}\" y1=\"{}\" y2=\"{}\"/><text x=\"{x}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
                 px(y0),
                 px(y1),
@@ -230,6 +227,16 @@ impl Plot {
                 escape::text(&fx(t))
             );
         }
+    }
+
+    /// Axes of a [`Plot::categories`] plot: x ticks (formatted by `fx`) and
+    /// the category names.
+    pub fn category_axes(&mut self, x_label: &str, names: &[String], fx: impl Fn(f64) -> String) {
+        let (x0, x1) = (self.left, self.width - self.right);
+        let y0 = self.height - self.bottom;
+        self.body.push_str("<g class=\"axis\">");
+        self.x_ticks(&fx);
+        let b = &mut self.body;
         for (i, n) in names.iter().enumerate() {
             let _ = write!(
                 b,
@@ -291,19 +298,9 @@ impl Plot {
     ) {
         let (x0, x1) = (self.left, self.width - self.right);
         let (y0, y1) = (self.height - self.bottom, self.top);
+        self.body.push_str("<g class=\"axis\">");
+        self.x_ticks(&fx);
         let b = &mut self.body;
-        b.push_str("<g class=\"axis\">");
-        for t in ticks(self.x.d0, self.x.d1, 6) {
-            let x = px(self.x.map(t));
-            let _ = write!(
-                b,
-                "<line class=\"grid\" x1=\"{x}\" x2=\"{x}\" y1=\"{}\" y2=\"{}\"/><text x=\"{x}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-                px(y0),
-                px(y1),
-                px(y0 + 14.0),
-                escape::text(&fx(t))
-            );
-        }
         for t in ticks(self.y.d0, self.y.d1, 5) {
             let y = px(self.y.map(t));
             let _ = write!(
