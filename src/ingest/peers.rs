@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use rusqlite::Connection;
+use crate::db::Connection;
 
 use super::lines::Lines;
 use super::{now_utc, IngestError, Ingested, Kind, Options, Outcome};

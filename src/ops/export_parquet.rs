@@ -453,7 +453,7 @@ mod write {
     /// One run, read in one transaction so that its hash and its rows agree:
     /// skipped when its hash is `old`, else written.
     fn export_run(
-        conn: &rusqlite::Connection,
+        conn: &db::Connection,
         cfg: &ParquetConfig,
         id: &str,
         old: Option<&str>,
@@ -484,7 +484,7 @@ mod write {
 
     /// Writes `runs.parquet` for the manifest's runs, then the manifest.
     fn finish(
-        conn: &rusqlite::Connection,
+        conn: &db::Connection,
         dir: &Path,
         manifest: &Manifest,
         summary: &mut ParquetSummary,
@@ -517,7 +517,7 @@ mod write {
 
     /// Writes one run's partitions; tables it has no rows of lose their old file.
     fn write_run(
-        conn: &rusqlite::Connection,
+        conn: &db::Connection,
         dir: &Path,
         run_id: &str,
         partition: &str,
@@ -626,7 +626,7 @@ mod write {
     /// One row per case: the run judged under the policy, as `report --all`
     /// judges it.
     fn verdicts(
-        conn: &rusqlite::Connection,
+        conn: &db::Connection,
         run_id: &str,
         policy: &Policy,
         source: PolicySource,
