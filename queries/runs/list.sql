@@ -1,7 +1,9 @@
 -- Every stored run with its headline counts (`stormlog runs`).
 -- Parameters: none
 -- Columns: run_id, started_at_ns, model, endpoint, artifact_name, cases, requests,
---   failures, telemetry_files, telemetry_samples
+--   failures, telemetry_files, telemetry_samples, clock_kind, wall_time
+--   (clock_kind: an imported run's clock, NULL for a profiled run; wall_time:
+--   the tool's own timestamp of a monotonic-clock import, as shown)
 SELECT r.run_id,
        r.started_at_ns,
        r.model,
@@ -16,6 +18,11 @@ SELECT r.run_id,
        (SELECT count(*) FROM attached_files f
          WHERE f.run_id = r.run_id AND f.kind = 'telemetry') AS telemetry_files,
        (SELECT count(*) FROM attached_files f JOIN server_samples s ON s.file_id = f.file_id
-         WHERE f.run_id = r.run_id AND f.kind = 'telemetry') AS telemetry_samples
+         WHERE f.run_id = r.run_id AND f.kind = 'telemetry') AS telemetry_samples,
+       i.clock_kind,
+       (SELECT json_extract(s.config, '$.imported_from.wall_time') FROM sessions s
+         WHERE s.run_id = r.run_id AND json_valid(s.config)
+         ORDER BY s.seq LIMIT 1) AS wall_time
 FROM runs r
+LEFT JOIN imports i ON i.run_id = r.run_id
 ORDER BY r.started_at_ns IS NULL, r.started_at_ns, r.run_id

@@ -197,6 +197,11 @@ pub struct ExportArgs {
     /// Write to FILE instead of stdout (parent directories are created).
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// An imported run: write every file that was imported for it (the
+    /// result file and the files read beside it) into DIR, each under its
+    /// own name, byte for byte; prints the files written.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["telemetry", "output", "parquet"])]
+    pub files: Option<PathBuf>,
     #[command(flatten)]
     pub parquet: super::export_parquet::ParquetFlags,
     /// With --parquet: judge every exported run under an SLO criterion KEY:MS
@@ -509,6 +514,7 @@ fn cmd_runs(a: RunsArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exi
                 .iter()
                 .map(|r| {
                     json!({"run_id": r.run_id, "started_at_ns": r.started_at_ns, "started_at": r.started_at_ns.map(|ns| crate::util::iso8601_utc((ns / 1_000_000_000) as u64)),
+                           "clock": r.clock_kind, "tool_wall_time": r.wall_time,
                            "model": r.model, "endpoint": r.endpoint, "artifact": r.artifact_name, "cases": r.cases,
                            "requests": r.requests, "failures": r.failures, "telemetry_files": r.telemetry_files,
                            "telemetry_samples": r.telemetry_samples, "telemetry": r.telemetry_files > 0})
@@ -536,9 +542,7 @@ fn cmd_runs(a: RunsArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exi
                 .map(|r| {
                     vec![
                         r.run_id.clone(),
-                        r.started_at_ns.map_or("-".into(), |ns| {
-                            crate::util::iso8601_utc((ns / 1_000_000_000) as u64)
-                        }),
+                        r.started_shown(),
                         r.model.clone().unwrap_or_else(|| "-".into()),
                         r.endpoint.clone().unwrap_or_else(|| "-".into()),
                         r.cases.to_string(),
@@ -584,6 +588,9 @@ fn cmd_export(a: ExportArgs, out: &mut dyn Write) -> Result<Exit> {
     };
     let conn = db::read::open_for_reading(&a.db.db)?;
     let run = crate::db::runs::resolve(&conn, name)?;
+    if let Some(dir) = &a.files {
+        return export_files(&conn, &run, dir, out);
+    }
     if !a.telemetry {
         // An imported run: the tool's own result file, as it was read.
         if let Some((index, _, _)) = crate::db::imports::files(&conn, &run)?.first() {
@@ -605,6 +612,44 @@ fn cmd_export(a: ExportArgs, out: &mut dyn Write) -> Result<Exit> {
     match a.output {
         Some(path) => write_file(&path, &text)?,
         None => out.write_all(text.as_bytes())?,
+    }
+    Ok(Exit::Ok)
+}
+
+/// `export RUN --files DIR`: every original file of an imported run, by name.
+fn export_files(conn: &db::Connection, run: &str, dir: &Path, out: &mut dyn Write) -> Result<Exit> {
+    let files = crate::db::imports::files(conn, run)?;
+    if files.is_empty() {
+        return Err(CliError::new(
+            Exit::Usage,
+            format!(
+                "run {run} was not imported from another tool's files: it has no original files \
+                 to write (`stormlog export {run}` gives its artifact back)"
+            ),
+        ));
+    }
+    // Names come from the database: only a plain file name is written, so
+    // no stored name can reach outside DIR.
+    let plain = |n: &str| {
+        let p = Path::new(n);
+        !n.is_empty()
+            && p.components().count() == 1
+            && matches!(p.components().next(), Some(std::path::Component::Normal(_)))
+    };
+    if let Some((_, _, bad)) = files.iter().find(|(_, _, n)| !plain(n)) {
+        return Err(CliError::new(
+            Exit::Unexpected,
+            format!("run {run}: the stored file name {bad:?} is not a plain file name"),
+        ));
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| CliError::new(Exit::Unexpected, format!("{}: {e}", dir.display())))?;
+    for (index, role, name) in &files {
+        let bytes = crate::db::imports::original(conn, run, *index)?;
+        let path = dir.join(name);
+        std::fs::write(&path, &bytes)
+            .map_err(|e| CliError::new(Exit::Unexpected, format!("{}: {e}", path.display())))?;
+        writeln!(out, "{} ({role}, {} bytes)", path.display(), bytes.len())?;
     }
     Ok(Exit::Ok)
 }

@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::store::Writer;
 use super::tables::{field_index, Col, TABLES};
 use super::DbError;
-use crate::import::{artifact, Clock, Import, Provenance, Request};
+use crate::import::{artifact, Import, Provenance, Request};
 use crate::ingest::fast::{self, Field, Prepared, Row};
 use crate::sql;
 
@@ -387,12 +387,7 @@ fn store_in(
         w.finish()?;
     }
     clock.mark("rows");
-    let started = imp
-        .requests
-        .iter()
-        .filter_map(|r| r.started_at_ns)
-        .chain(imp.cases.iter().filter_map(|c| c.started_at_ns))
-        .min();
+    let started = imp.started_ns();
     let (name, bytes) = files
         .first()
         .map(|f| (f.name.clone(), f.bytes as i64))
@@ -424,7 +419,7 @@ fn store_in(
             ":format": imp.tool.format(),
             ":format_version": imp.format_version,
             ":identity": imp.identity,
-            ":clock_kind": match imp.clock { Clock::UnixEpoch => "unix_epoch", Clock::Monotonic => "monotonic" },
+            ":clock_kind": imp.clock.kind(),
             ":clock_domain": imp.clock.domain(imp.tool),
             ":per_request": imp.per_request,
             ":definitions": serde_json::to_string(&imp.definitions).unwrap_or_default(),
@@ -527,7 +522,7 @@ fn store_file(tx: &Connection, run_id: &str, index: i64, f: &SourceFile) -> Resu
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::import::{Case, Load, Status, Tool};
+    use crate::import::{Case, Clock, Load, Status, Tool};
 
     /// Imported requests take the ingest's fast path (no JSON tree per row).
     #[test]

@@ -19,6 +19,30 @@ pub struct RunRow {
     pub failures: i64,
     pub telemetry_files: i64,
     pub telemetry_samples: i64,
+    /// An imported run's clock (`unix_epoch`, `monotonic`); None: profiled.
+    pub clock_kind: Option<String>,
+    /// A monotonic import's own timestamp as the tool wrote it, with what it is.
+    pub wall_time: Option<String>,
+}
+
+impl RunRow {
+    /// Whether the run's instants are on a monotonic clock (no date in them).
+    pub fn monotonic(&self) -> bool {
+        self.clock_kind.as_deref() == Some("monotonic")
+    }
+
+    /// The start as `stormlog runs` shows it: UTC, or for a monotonic-clock
+    /// import without a UTC start what is known instead.
+    pub fn started_shown(&self) -> String {
+        match (self.started_at_ns, self.monotonic(), &self.wall_time) {
+            (Some(ns), _, _) => {
+                crate::util::iso8601_utc(u64::try_from(ns.div_euclid(1_000_000_000)).unwrap_or(0))
+            }
+            (None, true, Some(w)) => format!("unknown (monotonic clock; {w})"),
+            (None, true, None) => "unknown (monotonic clock)".into(),
+            (None, false, _) => "-".into(),
+        }
+    }
 }
 
 pub fn list(conn: &Connection) -> Result<Vec<RunRow>, DbError> {
@@ -37,6 +61,8 @@ pub fn list(conn: &Connection) -> Result<Vec<RunRow>, DbError> {
                 failures: r.get(7)?,
                 telemetry_files: r.get(8)?,
                 telemetry_samples: r.get(9)?,
+                clock_kind: r.get(10)?,
+                wall_time: r.get(11)?,
             })
         })
         .map_err(DbError::query(q))?;

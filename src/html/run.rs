@@ -96,7 +96,28 @@ pub fn view(
             identity.push(("tool".into(), s(&tool)));
         }
     }
-    if let (Some(a), Some(b)) = (first, last) {
+    if let Some(m) = monotonic_start(data) {
+        // Instants relative to the first request: no date in them.
+        identity.push((
+            "clock".into(),
+            "monotonic (the tool recorded no epoch for its instants: times are relative to the first request)"
+                .into(),
+        ));
+        identity.push((
+            "started".into(),
+            match (m.started_ns, m.wall_time) {
+                (Some(ns), _) => format!("{} (the tool's wall time)", utc(ns)),
+                (None, Some(w)) => format!("unknown in UTC; {w}"),
+                (None, None) => "unknown (monotonic clock)".into(),
+            },
+        ));
+        if let (Some(a), Some(b)) = (first, last) {
+            identity.push((
+                "measured span".into(),
+                format!("{} s", fmt_num((b - a) as f64 / 1e9)),
+            ));
+        }
+    } else if let (Some(a), Some(b)) = (first, last) {
         identity.push(("started (UTC)".into(), utc(a)));
         identity.push(("ended (UTC)".into(), utc(b)));
         identity.push((
@@ -249,6 +270,33 @@ fn requests_by_case(data: &RunData) -> std::collections::BTreeMap<String, Vec<&R
         m.entry(k.to_owned()).or_default().append(&mut run);
     }
     m
+}
+
+/// How an imported run on a monotonic clock is dated.
+pub struct MonotonicStart {
+    /// The UTC start the tool recorded beside its instants (epoch ns).
+    pub started_ns: Option<i64>,
+    /// The tool's own timestamp as it wrote it, with what it is.
+    pub wall_time: Option<String>,
+}
+
+/// The dating of a run imported from a tool whose instants are on a
+/// monotonic clock (its session's `config.imported_from`), or None for any
+/// other run: such a run's request times start near 0 and must not be
+/// read as dates.
+pub fn monotonic_start(data: &RunData) -> Option<MonotonicStart> {
+    let session = data.of_type("infer.session").next()?;
+    let from = pyjson::get(pyjson::get(session, "config"), "imported_from");
+    let domain = pyjson::get(from, "clock_domain").as_str().unwrap_or("");
+    let monotonic = pyjson::get(from, "clock_kind").as_str() == Some("monotonic")
+        || domain.ends_with("monotonic_relative_ns");
+    if !monotonic {
+        return None;
+    }
+    Some(MonotonicStart {
+        started_ns: pyjson::get(session, "timestamp_ns").as_i64(),
+        wall_time: pyjson::get(from, "wall_time").as_str().map(str::to_owned),
+    })
 }
 
 /// First start and last end among the measured requests (ns).

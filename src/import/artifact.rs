@@ -12,12 +12,9 @@ use super::{Case, Import, Request};
 
 /// The header records (session, workload, windows), as JSON lines.
 pub fn header_lines(imp: &Import, run_id: &str) -> Vec<String> {
-    let start = imp
-        .cases
-        .iter()
-        .filter_map(|c| c.started_at_ns)
-        .chain(imp.requests.iter().filter_map(|r| r.started_at_ns))
-        .min();
+    // A monotonic run's instants start at 0: the session is dated only by
+    // the wall time the tool recorded, if any.
+    let start = imp.started_ns();
     let mut out = Vec::new();
     let stream = imp.requests.iter().find_map(|r| r.stream);
     out.push(
@@ -36,6 +33,8 @@ pub fn header_lines(imp: &Import, run_id: &str) -> Vec<String> {
                     "tool_version": imp.tool_version,
                     "format": imp.tool.format(),
                     "clock_domain": imp.clock.domain(imp.tool),
+                    "clock_kind": imp.clock.kind(),
+                    "wall_time": imp.wall_time,
                 },
             },
         })

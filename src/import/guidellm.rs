@@ -10,7 +10,7 @@ use std::io::Read;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::walk::Walker;
+use super::walk::{Prune, Walker};
 use super::{defs, secs_to_ns, Case, Clock, FormatError, Import, Load, Request, Status, Tool};
 
 #[derive(Deserialize)]
@@ -28,7 +28,8 @@ struct GRequest {
     time_to_first_token_ms: Option<f64>,
     time_per_output_token_ms: Option<f64>,
     inter_token_latency_ms: Option<f64>,
-    response_metrics: Option<Value>,
+    /// Only whether it is there: null reads as None.
+    response_metrics: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize, Default)]
@@ -45,6 +46,30 @@ struct GTimings {
     request_start: Option<f64>,
     first_token_iteration: Option<f64>,
     request_end: Option<f64>,
+}
+
+/// Which members of a request stats object are read (the rest is skipped
+/// unparsed; the fields of [`GRequest`]).
+fn g_plan(path: &[&str], key: &str) -> Prune {
+    match (path, key) {
+        (
+            [],
+            "request_id"
+            | "response_id"
+            | "info"
+            | "prompt_tokens"
+            | "output_tokens"
+            | "total_tokens"
+            | "request_start_time"
+            | "request_end_time"
+            | "request_latency"
+            | "time_to_first_token_ms"
+            | "time_per_output_token_ms"
+            | "inter_token_latency_ms"
+            | "response_metrics",
+        ) => Prune::Keep,
+        _ => Prune::Skip,
+    }
 }
 
 fn fmt_err(at: &str, e: impl std::fmt::Display, what: &str) -> FormatError {
@@ -129,7 +154,7 @@ fn request_of(g: GRequest, kind: &str, case: usize, rate_driven: bool) -> Reques
     r.total_tokens = g.total_tokens;
     // GuideLLM prefers the server's usage (response_metrics) when present;
     // otherwise its counts come from its own tokenizer.
-    let source = if g.response_metrics.as_ref().is_some_and(|v| !v.is_null()) {
+    let source = if g.response_metrics.is_some() {
         "server_usage"
     } else {
         "transformers"
@@ -286,10 +311,16 @@ fn benchmark(w: &mut Walker<impl Read>, imp: &mut Import, i: usize) -> Result<()
             let mut first_e = true;
             while w.next_element(first_e)? {
                 first_e = false;
-                let at = format!("{here}.requests.{kind}[{j}]");
-                let raw = w.capture()?;
-                let g: GRequest = serde_json::from_slice(&raw)
-                    .map_err(|e| fmt_err(&at, e, "a GuideLLM request stats object"))?;
+                // The prompt, the output text and the token metrics are
+                // skipped by the walker: no figure needs them.
+                let raw = w.capture_pruned(&g_plan)?;
+                let g: GRequest = serde_json::from_slice(&raw).map_err(|e| {
+                    fmt_err(
+                        &format!("{here}.requests.{kind}[{j}]"),
+                        e,
+                        "a GuideLLM request stats object",
+                    )
+                })?;
                 pending.push((kind.clone(), g));
                 j += 1;
             }

@@ -12,7 +12,7 @@ use std::io::Read;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::walk::Walker;
+use super::walk::{Prune, Walker};
 use super::{defs, secs_to_ns, Case, Clock, FormatError, Import, Load, Request, Status, Tool};
 
 #[derive(Deserialize)]
@@ -208,6 +208,20 @@ fn yaml_stages(text: &str) -> Vec<BTreeMap<String, String>> {
     out
 }
 
+/// Which members of a request record are read (the rest is skipped unparsed).
+fn ip_plan(path: &[&str], key: &str) -> Prune {
+    match (path, key) {
+        ([], "start_time" | "end_time" | "error") => Prune::Keep,
+        ([], "info") | (["info"], "response_metrics") => Prune::Walk,
+        (["info"], "input_tokens") => Prune::Keep,
+        (
+            ["info", "response_metrics"],
+            "output_tokens" | "server_usage" | "chunk_times" | "output_token_times",
+        ) => Prune::Keep,
+        _ => Prune::Skip,
+    }
+}
+
 /// Reads the per-request array and the side files into a run.
 pub fn parse(reader: impl Read, side: Side) -> Result<Import, FormatError> {
     let mut w = Walker::new(reader);
@@ -217,7 +231,10 @@ pub fn parse(reader: impl Read, side: Side) -> Result<Import, FormatError> {
     let mut first = true;
     while w.next_element(first)? {
         first = false;
-        let raw = w.capture()?;
+        // The request and response texts and the response chunks are most
+        // of a record's bytes and no figure needs them: the walker skips
+        // them (they stay in the stored original file).
+        let raw = w.capture_pruned(&ip_plan)?;
         let q: IpRequest = serde_json::from_slice(&raw).map_err(|e| {
             FormatError::new(
                 format!("[{i}]"),
@@ -327,6 +344,20 @@ pub fn parse(reader: impl Read, side: Side) -> Result<Import, FormatError> {
         .find_map(|p| yaml_scalar(p, "eid"))
         .map(|e| e.to_owned());
     imp.format_version = side.partials.iter().find_map(|p| yaml_scalar(p, "version"));
+    // The stage reports carry wall times (UTC) beside the monotonic
+    // instants: the earliest stage start dates the run.
+    if let Some((ns, text)) = side
+        .partials
+        .iter()
+        .filter_map(|p| yaml_scalar(p, "start"))
+        .filter_map(|t| super::parse_utc(&t).map(|ns| (ns, t)))
+        .min()
+    {
+        imp.wall_start_ns = Some(ns);
+        imp.wall_time = Some(format!(
+            "{text} (UTC; inference-perf's run.time.start of its first stage)"
+        ));
+    }
     imp.model = yaml_section_scalar(&cfg, "server", "model_name").filter(|m| m != "null");
     let route = match yaml_section_scalar(&cfg, "api", "type").as_deref() {
         Some("chat") => "/v1/chat/completions",

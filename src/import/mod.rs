@@ -62,6 +62,14 @@ pub enum Clock {
 }
 
 impl Clock {
+    /// The clock's kind as stored (`imports.clock_kind`).
+    pub fn kind(self) -> &'static str {
+        match self {
+            Clock::UnixEpoch => "unix_epoch",
+            Clock::Monotonic => "monotonic",
+        }
+    }
+
     /// The clock domain recorded for the run.
     pub fn domain(self, tool: Tool) -> String {
         match self {
@@ -297,10 +305,14 @@ pub struct Import {
     /// run id, inference-perf's experiment id); None: a content hash names it.
     pub identity: Option<String>,
     pub clock: Clock,
-    /// Epoch ns of the run's first instant when the tool recorded a wall
-    /// time for it (vLLM's `date`, inference-perf's stage times); only
-    /// informative on a monotonic clock.
+    /// Epoch ns (UTC) of the run's start where the tool recorded one beside
+    /// its monotonic instants (inference-perf's first stage's `run.time.start`);
+    /// on a monotonic clock this, not the instants, dates the run.
     pub wall_start_ns: Option<i64>,
+    /// The tool's own wall timestamp of the run as it wrote it, with what it
+    /// is (`2026-12-01 19:22:33, local time …`): shown where a monotonic run
+    /// has no UTC start.
+    pub wall_time: Option<String>,
     pub model: Option<String>,
     pub endpoint: Option<String>,
     pub cases: Vec<Case>,
@@ -326,6 +338,7 @@ impl Import {
             identity: None,
             clock,
             wall_start_ns: None,
+            wall_time: None,
             model: None,
             endpoint: None,
             cases: Vec::new(),
@@ -373,6 +386,22 @@ impl Import {
         );
     }
 
+    /// When the run started, as epoch ns: its first instant on an epoch
+    /// clock; on a monotonic clock (instants relative to the first request)
+    /// only the wall time the tool recorded, else None: a monotonic run is
+    /// never dated 1970.
+    pub fn started_ns(&self) -> Option<i64> {
+        match self.clock {
+            Clock::UnixEpoch => self
+                .cases
+                .iter()
+                .filter_map(|c| c.started_at_ns)
+                .chain(self.requests.iter().filter_map(|r| r.started_at_ns))
+                .min(),
+            Clock::Monotonic => self.wall_start_ns,
+        }
+    }
+
     /// Shifts every instant so that the run's first one is 0 (monotonic
     /// clocks: only differences mean something).
     pub fn rebase_to_first_instant(&mut self) {
@@ -416,6 +445,46 @@ pub struct Provenance {
     pub notes: Value,
 }
 
+/// Epoch ns of a UTC time `YYYY-MM-DDTHH:MM:SS[.fraction]Z` (or `+00:00`);
+/// None for any other form (a local time says nothing about UTC).
+pub fn parse_utc(text: &str) -> Option<i64> {
+    let t = text.trim();
+    let t = t.strip_suffix('Z').or_else(|| t.strip_suffix("+00:00"))?;
+    let (date, time) = t.split_once(['T', ' '])?;
+    let num = |s: &str| -> Option<i64> {
+        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse().ok())
+            .flatten()
+    };
+    let mut d = date.split('-');
+    let (y, m, day) = (num(d.next()?)?, num(d.next()?)?, num(d.next()?)?);
+    if d.next().is_some() || !(1..=12).contains(&m) || !(1..=31).contains(&day) {
+        return None;
+    }
+    let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
+    let mut h = hms.split(':');
+    let (hh, mm, ss) = (num(h.next()?)?, num(h.next()?)?, num(h.next()?)?);
+    if h.next().is_some() || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    let frac_ns = if frac.is_empty() {
+        0
+    } else {
+        let digits: String = frac.chars().take(9).collect();
+        num(&digits)? * 10i64.pow(9 - digits.len() as u32)
+    };
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + hh * 3600 + mm * 60 + ss;
+    secs.checked_mul(1_000_000_000)?.checked_add(frac_ns)
+}
+
 /// Seconds (float) to integer ns, rounded.
 pub fn secs_to_ns(s: f64) -> Option<i64> {
     let ns = (s * 1e9).round();
@@ -431,6 +500,11 @@ pub enum Detected {
     AiPerfSummary,
     /// An inference-perf summary or stage file: read beside the per-request file.
     InferencePerfSide,
+    /// Another file the tool writes beside its results (AIPerf's CSV and
+    /// console summaries and server-metrics export, GuideLLM's CSV and HTML
+    /// reports, inference-perf's validation report): not read, but kept with
+    /// the run so `export --files` gives the tool's whole output back.
+    Companion(Tool),
     /// Not one of these formats.
     Unknown,
 }
@@ -444,6 +518,9 @@ pub fn detect(head: &[u8]) -> Detected {
     let text = String::from_utf8_lossy(head);
     let t = text.trim_start();
     let has = |k: &str| t.contains(&format!("\"{k}\""));
+    if let Some(tool) = companion(t) {
+        return Detected::Companion(tool);
+    }
     if t.starts_with('[') {
         if has("start_time") && has("end_time") && (has("request") || has("error")) {
             return Detected::Tool(Tool::InferencePerf);
@@ -475,6 +552,34 @@ pub fn detect(head: &[u8]) -> Detected {
         return Detected::Tool(Tool::VllmBenchServe);
     }
     Detected::Unknown
+}
+
+/// Which tool's companion file `t` (a file's first bytes, leading
+/// whitespace trimmed) is, by the tool's own headings.
+fn companion(t: &str) -> Option<Tool> {
+    let first = t.lines().next().unwrap_or("");
+    if first.starts_with("Metric,avg,")
+        || first.starts_with("# AIPerf ")
+        || (t.starts_with('{')
+            && t.contains("\"aiperf_version\"")
+            && t.contains("\"endpoints_configured\""))
+        || (!t.starts_with(['{', '[']) && t.contains("NVIDIA AIPerf |"))
+    {
+        return Some(Tool::AiPerf);
+    }
+    if first.starts_with("Run Info,Run Info,")
+        || (t.starts_with("<!DOCTYPE html") && t.contains("<title>GuideLLM"))
+    {
+        return Some(Tool::GuideLlm);
+    }
+    if t.starts_with('{')
+        && t.contains("\"reports\"")
+        && t.contains("\"global\"")
+        && t.contains("_lifecycle_metrics.json\"")
+    {
+        return Some(Tool::InferencePerf);
+    }
+    None
 }
 
 /// Whether `line` is a JSON object whose first-level keys include all of
@@ -551,6 +656,33 @@ mod tests {
             Status::of_failure(None, "ReadTimeout: timed out"),
             Status::Timeout
         );
+    }
+
+    #[test]
+    fn utc_times_parse_and_local_ones_do_not() {
+        // 2026-12-01T19:21:51Z: 20788 days after the epoch, + 19:21:51.
+        let want = (20_788 * 86_400 + 19 * 3600 + 21 * 60 + 51) * 1_000_000_000 + 79_937_000;
+        assert_eq!(parse_utc("2026-12-01T19:21:51.079937Z"), Some(want));
+        assert_eq!(parse_utc("1970-01-01T00:00:00+00:00"), Some(0));
+        assert_eq!(
+            parse_utc("2024-02-29T00:00:00Z"),
+            Some(19_782 * 86_400 * 1_000_000_000)
+        );
+        assert_eq!(parse_utc("2026-12-01T19:21:51"), None);
+        assert_eq!(parse_utc("20261201-192233"), None);
+    }
+
+    #[test]
+    fn a_monotonic_run_is_dated_only_by_the_tools_wall_time() {
+        let mut imp = Import::new(Tool::VllmBenchServe, Clock::Monotonic);
+        let mut a = Request::new(0, Status::Ok);
+        a.started_at_ns = Some(0);
+        imp.requests.push(a);
+        assert_eq!(imp.started_ns(), None);
+        imp.wall_start_ns = Some(7);
+        assert_eq!(imp.started_ns(), Some(7));
+        imp.clock = Clock::UnixEpoch;
+        assert_eq!(imp.started_ns(), Some(0));
     }
 
     #[test]

@@ -34,8 +34,9 @@ fn typed<T: serde::de::DeserializeOwned>(
     serde_json::from_slice(raw).map_err(|e| FormatError::new(key, format!("{e}; expected {what}")))
 }
 
-/// A per-request array, element by element (each parsed from its own
-/// bytes: no copy of the whole array, whose `itls` is most of the file).
+/// A per-request array, parsed as a whole from its bytes (one typed parse,
+/// no allocation per element); only when that fails is it walked element by
+/// element, to name the entry that is wrong.
 fn array<T: serde::de::DeserializeOwned, R: Read>(
     w: &mut Walker<R>,
     key: &str,
@@ -44,16 +45,41 @@ fn array<T: serde::de::DeserializeOwned, R: Read>(
     if w.null()? {
         return Ok(Vec::new());
     }
-    w.begin_array()?;
-    let mut out = Vec::new();
-    let mut first = true;
-    while w.next_element(first)? {
-        first = false;
-        let raw = w.capture()?;
-        let at = format!("{key}[{}]", out.len());
-        out.push(typed(&raw, &at, &format!("one of a list of {what}"))?);
+    if w.peek() != Some(b'[') {
+        // Not an array (or the file ends): the walker says where.
+        w.begin_array()?;
     }
-    Ok(out)
+    let raw = w.capture()?;
+    match serde_json::from_slice::<Vec<T>>(&raw) {
+        Ok(v) => Ok(v),
+        Err(whole) => Err(bad_element::<T>(&raw, key, what).unwrap_or_else(|| {
+            FormatError::new(key, format!("{whole}; expected a list of {what}"))
+        })),
+    }
+}
+
+/// The first element of array `raw` that is not a `T`, named by its index.
+fn bad_element<T: serde::de::DeserializeOwned>(
+    raw: &[u8],
+    key: &str,
+    what: &str,
+) -> Option<FormatError> {
+    let mut w = Walker::new(raw);
+    w.begin_array().ok()?;
+    let mut first = true;
+    let mut i = 0usize;
+    while w.next_element(first).ok()? {
+        first = false;
+        let one = w.capture().ok()?;
+        if let Err(e) = serde_json::from_slice::<T>(&one) {
+            return Some(FormatError::new(
+                format!("{key}[{i}]"),
+                format!("{e}; expected one of a list of {what}"),
+            ));
+        }
+        i += 1;
+    }
+    None
 }
 
 /// Reads a result file.
@@ -104,6 +130,31 @@ pub fn parse(reader: impl Read) -> Result<Import, FormatError> {
     // The result names the backend (`openai-chat`), not the URL.
     imp.endpoint = None;
     imp.tool_version = s("vllm_version").or(s("version"));
+    // `date` is datetime.now() when the result was saved, as
+    // %Y%m%d-%H%M%S in the machine's local time, zone not written: shown as
+    // the tool's own timestamp, never taken for a UTC start.
+    imp.wall_time = s("date").map(|d| {
+        let b = d.as_bytes();
+        let shaped = b.len() == 15
+            && b[8] == b'-'
+            && d.bytes()
+                .enumerate()
+                .all(|(i, c)| i == 8 || c.is_ascii_digit());
+        let shown = if shaped {
+            format!(
+                "{}-{}-{} {}:{}:{}",
+                &d[0..4],
+                &d[4..6],
+                &d[6..8],
+                &d[9..11],
+                &d[11..13],
+                &d[13..15]
+            )
+        } else {
+            d.clone()
+        };
+        format!("{shown} local (vLLM's `date` at saving, zone not recorded)")
+    });
     let rate = top.get("request_rate");
     let rate_f = rate.and_then(Value::as_f64);
     let burstiness = top.get("burstiness").and_then(Value::as_f64);

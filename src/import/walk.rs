@@ -33,6 +33,14 @@ impl std::fmt::Display for WalkError {
 
 const CHUNK: usize = 1 << 20;
 
+/// What [`Walker::capture_pruned`] does with an object's member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prune {
+    Keep,
+    Skip,
+    Walk,
+}
+
 /// A pull walker over a reader.
 pub struct Walker<R: Read> {
     reader: R,
@@ -243,6 +251,69 @@ impl<R: Read> Walker<R> {
         self.value(true)
     }
 
+    /// The next value's bytes with only the members `plan` keeps: for an
+    /// object, each member is kept whole ([`Prune::Keep`]), left out
+    /// ([`Prune::Skip`], scanned by the walker only) or, when it is an
+    /// object itself, pruned the same way one level down ([`Prune::Walk`]).
+    /// Any other value is captured whole. `path` names the enclosing keys.
+    /// The result is JSON text for a typed parse that reads only what it
+    /// needs: the large texts a record carries never reach the parser.
+    pub fn capture_pruned(
+        &mut self,
+        plan: &dyn Fn(&[&str], &str) -> Prune,
+    ) -> Result<Vec<u8>, WalkError> {
+        let mut out = Vec::with_capacity(512);
+        self.pruned_into(plan, &mut Vec::new(), &mut out)?;
+        Ok(out)
+    }
+
+    fn pruned_into(
+        &mut self,
+        plan: &dyn Fn(&[&str], &str) -> Prune,
+        path: &mut Vec<String>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), WalkError> {
+        if self.peek() != Some(b'{') {
+            out.extend_from_slice(&self.capture()?);
+            return Ok(());
+        }
+        self.begin_object()?;
+        out.push(b'{');
+        let mut first = true;
+        let mut wrote = false;
+        while let Some(key) = self.next_key(first)? {
+            first = false;
+            let names: Vec<&str> = path.iter().map(String::as_str).collect();
+            let how = plan(&names, &key);
+            if how == Prune::Skip {
+                self.skip()?;
+                continue;
+            }
+            if wrote {
+                out.push(b',');
+            }
+            wrote = true;
+            // The key as JSON (escapes written back).
+            out.extend_from_slice(
+                serde_json::to_string(&key)
+                    .unwrap_or_else(|_| "\"\"".into())
+                    .as_bytes(),
+            );
+            out.push(b':');
+            match how {
+                Prune::Walk if path.len() < 8 => {
+                    path.push(key);
+                    let done = self.pruned_into(plan, path, out);
+                    path.pop();
+                    done?;
+                }
+                _ => out.extend_from_slice(&self.capture()?),
+            }
+        }
+        out.push(b'}');
+        Ok(())
+    }
+
     fn value(&mut self, keep: bool) -> Result<Vec<u8>, WalkError> {
         let Some(first) = self.peek() else {
             return Err(self.truncated("a value"));
@@ -391,6 +462,29 @@ mod tests {
         assert_eq!(w.capture().unwrap(), b"2.5");
         assert_eq!(w.next_key(false).unwrap(), None);
         assert!(w.at_end());
+    }
+
+    #[test]
+    fn pruned_captures_keep_only_what_the_plan_keeps() {
+        let doc =
+            br#"[{"a": 1, "big": "x\"y", "in": {"k": [1, 2], "drop": {"z": 1}}, "s\"q": null}, 7]"#;
+        let mut w = Walker::new(&doc[..]);
+        let plan = |path: &[&str], key: &str| match (path, key) {
+            ([], "big") | (["in"], "drop") => Prune::Skip,
+            ([], "in") => Prune::Walk,
+            _ => Prune::Keep,
+        };
+        w.begin_array().unwrap();
+        assert!(w.next_element(true).unwrap());
+        let got = w.capture_pruned(&plan).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&got).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"a": 1, "in": {"k": [1, 2]}, "s\"q": null})
+        );
+        assert!(w.next_element(false).unwrap());
+        assert_eq!(w.capture_pruned(&plan).unwrap(), b"7");
+        assert!(!w.next_element(false).unwrap());
     }
 
     #[test]

@@ -226,6 +226,12 @@ pub fn ingest(conn: &mut Connection, path: &Path, opts: &Options) -> Result<Inge
         }
         Tool::GuideLlm | Tool::VllmBenchServe => {}
     }
+    // The tool's other outputs beside it are kept as they are (export --files).
+    for (d, _, p) in &found.side {
+        if *d == Detected::Companion(tool) {
+            files.push(("companion", p.clone()));
+        }
+    }
     // The per-request file is parsed on one thread while this one stores its
     // bytes (and hashes them) in the transaction; a parse error drops the
     // transaction, so nothing is stored.

@@ -101,7 +101,11 @@ fn build(conn: &Connection, run: &str, cfg: &PageConfig, many: bool) -> Result<B
         Value::String(s) => s.chars().take(12).collect(),
         _ => "–".into(),
     };
-    let data_started = data.measured().filter_map(|r| r.started_at_ns()).min();
+    // A monotonic-clock import is dated by the tool's wall time or not at all.
+    let data_started = match crate::html::run::monotonic_start(&data) {
+        Some(m) => m.started_ns,
+        None => data.measured().filter_map(|r| r.started_at_ns()).min(),
+    };
     // Freeing a few hundred thousand requests costs more than the exit
     // that follows (as `report` does): the process hands the memory back
     // as a whole. Only the project page builds more than one run, and each

@@ -440,6 +440,185 @@ fn every_import_exports_its_file_back_and_reingests_as_a_no_op() {
     }
 }
 
+#[test]
+fn export_files_gives_back_every_file_the_tool_wrote_byte_for_byte() {
+    for dir in every_fixture() {
+        let (tmp, conn, run) = imported(&dir);
+        let db = tmp.path().join("p.db");
+        let back = tmp.path().join("back");
+        let out = bin()
+            .args(["export", "--db", db.to_str().unwrap(), &run, "--files"])
+            .arg(&back)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // Every file of the tool's folder (made.md is the fixture maker's).
+        let mut want: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "made.md")
+            .collect();
+        want.sort();
+        let mut got: Vec<String> = std::fs::read_dir(&back)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        got.sort();
+        assert_eq!(got, want, "{}", dir.display());
+        for name in &got {
+            let a = std::fs::read(back.join(name)).unwrap();
+            let b = std::fs::read(dir.join(name)).unwrap();
+            assert!(a == b, "{}: {name} differs", dir.display());
+        }
+        let stored: i64 = conn
+            .query_row("SELECT count(*) FROM import_files", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(stored as usize, got.len(), "{}", dir.display());
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).lines().count(),
+            got.len()
+        );
+    }
+    // A run that was not imported has no files to give.
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("p.db");
+    let artifact = crate::common::fixtures().join("cases/closed_matrix/artifact.jsonl");
+    {
+        assert!(ingest(&db, &[artifact.to_str().unwrap()]).status.success());
+        let conn = Connection::open(&db).unwrap();
+        let run: String = conn
+            .query_row("SELECT run_id FROM runs", [], |r| r.get(0))
+            .unwrap();
+        let out = bin()
+            .args(["export", "--db", db.to_str().unwrap(), &run, "--files"])
+            .arg(tmp.path().join("none"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!tmp.path().join("none").exists());
+    }
+}
+
+#[test]
+fn monotonic_clock_runs_are_never_dated_1970() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("p.db");
+    let dbs = db.to_str().unwrap();
+    for d in [
+        "vllm/chat-poisson40",
+        "inference-perf/completion-2stages",
+        "aiperf/chat-conc4",
+    ] {
+        let out = ingest(&db, &[peers().join(d).to_str().unwrap()]);
+        assert!(
+            out.status.success(),
+            "{d}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let conn = Connection::open(&db).unwrap();
+    let run_of = |tool: &str| -> String {
+        conn.query_row("SELECT run_id FROM imports WHERE tool = ?1", [tool], |r| {
+            r.get(0)
+        })
+        .unwrap()
+    };
+    let (vllm, ip, aiperf) = (
+        run_of("vllm-bench-serve"),
+        run_of("inference-perf"),
+        run_of("aiperf"),
+    );
+    let out = bin()
+        .args(["runs", "--db", dbs, "--format", "json"])
+        .output()
+        .unwrap();
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let entry = |run: &str| -> Value {
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["run_id"] == run)
+            .unwrap()
+            .clone()
+    };
+    // vLLM's per-request times are perf_counter seconds and its `date` is a
+    // local time with no zone: no UTC start, the tool's own timestamp shown.
+    let v = entry(&vllm);
+    assert_eq!(v["started_at_ns"], Value::Null);
+    assert_eq!(v["clock"], "monotonic");
+    assert!(
+        v["tool_wall_time"]
+            .as_str()
+            .unwrap()
+            .starts_with("2026-12-01 19:22:33 local (vLLM's `date`"),
+        "{v}"
+    );
+    // inference-perf's stage report carries a UTC start: stage 0 began at
+    // 2026-12-01T19:21:51.079937Z = 20788 days and 19:21:51.079937 after the epoch.
+    let i = entry(&ip);
+    let want: i64 = (20_788 * 86_400 + 19 * 3600 + 21 * 60 + 51) * 1_000_000_000 + 79_937_000;
+    assert_eq!(i["started_at_ns"].as_i64(), Some(want), "{i}");
+    assert_eq!(i["started_at"], "2026-12-01T19:21:51Z");
+    // An epoch-clock run keeps its first request's start.
+    let a = entry(&aiperf);
+    assert_eq!(a["clock"], "unix_epoch");
+    assert!(
+        a["started_at"].as_str().unwrap().starts_with("2026-12-01T"),
+        "{a}"
+    );
+    let first_start: i64 = conn
+        .query_row(
+            "SELECT min(started_at_ns) FROM requests WHERE run_id = ?1",
+            [&aiperf],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(a["started_at_ns"].as_i64(), Some(first_start));
+    // The table, the history listing and the HTML pages say so too.
+    let text = |args: &[&str]| -> String {
+        let out = bin()
+            .args(args)
+            .args(["--db", dbs])
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let table = text(&["runs"]);
+    assert!(
+        table.contains("unknown (monotonic clock; 2026-12-01 19:22:33"),
+        "{table}"
+    );
+    assert!(!table.contains("1970"), "{table}");
+    let history = text(&["history"]);
+    assert!(!history.contains("1970"), "{history}");
+    text(&["report", "--all", "--format", "html", "-o", "project.html"]);
+    let project = std::fs::read_to_string(tmp.path().join("project.html")).unwrap();
+    assert!(!project.contains("1970-01-01"));
+    assert!(project.contains("2026-12-01T19:21:51Z"));
+    text(&["report", &vllm, "--format", "html", "-o", "vllm.html"]);
+    let page = std::fs::read_to_string(tmp.path().join("vllm.html")).unwrap();
+    assert!(!page.contains("1970-01-01"));
+    assert!(page.contains("monotonic"));
+    assert!(page.contains("2026-12-01 19:22:33"));
+}
+
 /// The database's rows, all tables, as text (to compare before and after).
 fn dump(db: &Path) -> String {
     let conn = Connection::open(db).unwrap();
