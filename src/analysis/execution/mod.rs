@@ -123,16 +123,25 @@ fn events(records: &[(i64, Value)]) -> (Vec<Event<'_>>, usize) {
 /// facts (the server-confirmed requests, report.md §4.2.5; those kept as
 /// records are read there).
 pub fn stored_hook_ids(facts: &[String]) -> Vec<String> {
-    fact::lines(facts)
-        .filter_map(|line| fact::field(line, 'r', 15))
-        .filter(|x| !x.is_empty())
-        .map(str::to_owned)
+    use rayon::prelude::*;
+    facts
+        .par_iter()
+        .flat_map_iter(|segment| {
+            segment
+                .lines()
+                // Only hook requests' lines (`r`) carry the field.
+                .filter(|line| line.starts_with('r'))
+                .filter_map(|line| fact::field(line, 'r', 15))
+                .filter(|x| !x.is_empty())
+                .map(str::to_owned)
+        })
         .collect()
 }
 
 /// The steps' `metadata.start_wall_ns` among the stored facts.
 pub fn stored_step_starts(facts: &[String]) -> impl Iterator<Item = f64> + '_ {
     fact::lines(facts)
+        .filter(|line| line.starts_with('i'))
         .filter_map(|line| fact::field(line, 'i', 10))
         .filter_map(|v| v.parse().ok())
 }
@@ -162,8 +171,7 @@ pub fn block(inputs: &Inputs<'_>) -> Value {
         .iter()
         .map(|e| fact::Scope::of(e.context))
         .collect();
-    let mut facts: Vec<fact::Fact<'_>> =
-        Vec::with_capacity(entities.len() + fact::lines(inputs.facts).count());
+    let mut facts: Vec<fact::Fact<'_>> = Vec::with_capacity(entities.len());
     facts.extend(
         entities
             .iter()
@@ -171,12 +179,28 @@ pub fn block(inputs: &Inputs<'_>) -> Value {
             .filter_map(|(e, scope)| fact::Fact::of(e, scope)),
     );
     let resolved = facts.len();
-    for line in fact::lines(inputs.facts) {
-        match fact::Fact::decode(line, |id| line_scopes.get(id)) {
-            Some(f) => facts.push(f),
-            // A line that does not read is counted like a record the parse refuses.
-            None => skipped += 1,
-        }
+    // The segments decode in parallel (a large import has millions of lines),
+    // each into its own part, appended in segment order.
+    use rayon::prelude::*;
+    let decoded: Vec<(Vec<fact::Fact<'_>>, usize)> = inputs
+        .facts
+        .par_iter()
+        .map(|segment| {
+            let (mut part, mut refused) = (Vec::new(), 0);
+            for line in segment.lines() {
+                match fact::Fact::decode(line, |id| line_scopes.get(id)) {
+                    Some(f) => part.push(f),
+                    // A line that does not read is counted like a record the parse refuses.
+                    None => refused += 1,
+                }
+            }
+            (part, refused)
+        })
+        .collect();
+    facts.reserve(decoded.iter().map(|(part, _)| part.len()).sum());
+    for (part, refused) in decoded {
+        facts.extend(part);
+        skipped += refused;
     }
     if let Err(e) = check_stored(&events, &facts[resolved..]) {
         return unresolved(e, imports);
@@ -229,6 +253,9 @@ fn unresolved(e: resolve::ResolveError, imports: Vec<Value>) -> Value {
     json!({"available": !imports.is_empty(), "error": e.to_string(), "imports": imports})
 }
 
+/// Up to this many parsed events, a stored fact is checked against each.
+const FEW_EVENTS: usize = 16;
+
 /// The stored facts against the parsed events: one run, and no identity
 /// shared with an event of another kind (the ingest kept every bulk record
 /// whose identity or entity repeats among the bulk records as a body, so
@@ -246,12 +273,24 @@ fn check_stored(
     if stored.iter().any(|f| f.scope.run_id != run) {
         return Err(resolve::ResolveError::MultipleRuns);
     }
-    let identities: std::collections::HashSet<(&str, &str, &str), RandomState> =
-        events.iter().map(Event::identity).collect();
-    if stored
-        .iter()
-        .any(|f| identities.contains(&(f.scope.session, f.scope.producer, f.event_id)))
-    {
+    // The parsed events are mostly few (the capabilities, alignments and
+    // records read whole) and the stored facts many: then a fact's event ID
+    // is compared with theirs, cheaper than hashing its identity.
+    let identities: Vec<(&str, &str, &str)> = events.iter().map(Event::identity).collect();
+    let clash = if identities.len() <= FEW_EVENTS {
+        stored.iter().any(|f| {
+            identities.iter().any(|&(session, producer, id)| {
+                id == f.event_id && session == f.scope.session && producer == f.scope.producer
+            })
+        })
+    } else {
+        let set: std::collections::HashSet<(&str, &str, &str), RandomState> =
+            identities.into_iter().collect();
+        stored
+            .iter()
+            .any(|f| set.contains(&(f.scope.session, f.scope.producer, f.event_id)))
+    };
+    if clash {
         return Err(resolve::ResolveError::ConflictingEvent);
     }
     Ok(())
