@@ -1217,7 +1217,10 @@ fn cmd_compare(
                     ),
                 };
                 let missing = DbError::Missing { path };
-                return Err(CliError::new(Exit::InvalidInput, format!("{what}: {missing}")));
+                return Err(CliError::new(
+                    Exit::InvalidInput,
+                    format!("{what}: {missing}"),
+                ));
             }
             implicit_db = Some(path.clone());
             a.db = Some(path);

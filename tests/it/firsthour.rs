@@ -709,13 +709,24 @@ fn report_all_as_csv_has_a_row_per_case() {
     // One run gives its cases' rows; to a file, with the line that says so.
     let out = run_in(
         dir.path(),
-        &["report", "fixed_rate", "--slo", "ttft:20@50%", "--format", "csv", "-o", "j.csv"],
+        &[
+            "report",
+            "fixed_rate",
+            "--slo",
+            "ttft:20@50%",
+            "--format",
+            "csv",
+            "-o",
+            "j.csv",
+        ],
     );
     assert_eq!(code(&out), 0, "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "Judgements saved to: j.csv\n");
     let saved = std::fs::read_to_string(dir.path().join("j.csv")).unwrap();
     assert_eq!(saved.lines().count(), 3, "{saved}");
-    assert!(saved.lines().all(|l| l.starts_with("run_id,") || l.starts_with("fixed_rate,")));
+    assert!(saved
+        .lines()
+        .all(|l| l.starts_with("run_id,") || l.starts_with("fixed_rate,")));
 }
 
 /// `compare` finds the project database as every command does when its arms
@@ -725,20 +736,36 @@ fn compare_reads_the_database_every_command_reads() {
     let dir = project();
     let db = dir.path().join("stormlog.db").display().to_string();
     let elsewhere = tempfile::tempdir().unwrap();
-    let arms = ["--baseline", "cmp_baseline_b1", "--candidate", "cmp_candidate_b1", "--format", "json"];
+    let arms = [
+        "--baseline",
+        "cmp_baseline_b1",
+        "--candidate",
+        "cmp_candidate_b1",
+        "--format",
+        "json",
+    ];
     let ok = |out: Output, how: &str| {
         assert_eq!(code(&out), 0, "{how}: {}", text(&out.stderr));
         let report: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(report["format"], "stormlog.report", "{how}");
         assert!(text(&out.stdout).contains("cmp_candidate_b1"), "{how}");
     };
-    ok(run_in(dir.path(), &[&["compare"], &arms[..]].concat()), "./stormlog.db");
     ok(
-        run_in(elsewhere.path(), &[&["--db", &db, "compare"], &arms[..]].concat()),
+        run_in(dir.path(), &[&["compare"], &arms[..]].concat()),
+        "./stormlog.db",
+    );
+    ok(
+        run_in(
+            elsewhere.path(),
+            &[&["--db", &db, "compare"], &arms[..]].concat(),
+        ),
         "--db before",
     );
     ok(
-        run_in(elsewhere.path(), &[&["compare"], &arms[..], &["--db", &db]].concat()),
+        run_in(
+            elsewhere.path(),
+            &[&["compare"], &arms[..], &["--db", &db]].concat(),
+        ),
         "--db after",
     );
     let from_env = bin()
@@ -773,11 +800,21 @@ fn compare_reads_the_database_every_command_reads() {
         "Error: cmp_baseline_b1 is not a file, and as a run id it needs a project database: \
          no project database at ./stormlog.db; run `stormlog ingest FILE` first (or pass --db PATH)\n"
     );
-    assert!(listing(elsewhere.path()).is_empty(), "{:?}", listing(elsewhere.path()));
+    assert!(
+        listing(elsewhere.path()).is_empty(),
+        "{:?}",
+        listing(elsewhere.path())
+    );
     // An unknown run id found through the default database says how it was read.
     let out = run_in(
         dir.path(),
-        &["compare", "--baseline", "fixed_rtae", "--candidate", "fixed_rate"],
+        &[
+            "compare",
+            "--baseline",
+            "fixed_rtae",
+            "--candidate",
+            "fixed_rate",
+        ],
     );
     assert_eq!(code(&out), 5, "{}", text(&out.stderr));
     assert!(
