@@ -99,6 +99,7 @@ pub enum ReportPageFormat {
     Txt,
     Json,
     Html,
+    Csv,
 }
 
 impl ReportPageFormat {
@@ -221,7 +222,8 @@ pub struct ReportArgs {
     #[command(flatten)]
     pub db: DbArg,
     /// Output format: txt for people, json (the reference's report JSON),
-    /// html (one self-contained page with charts; with --all, the project page).
+    /// html (one self-contained page with charts; with --all, the project page),
+    /// csv (one row per judged case: the judgement lines of --all).
     #[arg(long, value_enum, default_value = "txt")]
     pub format: ReportPageFormat,
     /// Write the report to FILE instead of stdout (parent directories are created).
@@ -854,17 +856,17 @@ fn cmd_report(a: ReportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
     }
     let policy = report_policy(&a)?;
     let segments = report_segments(&a.segment)?;
-    if !segments.is_empty() && (a.all || a.runs.len() > 1) {
+    if !segments.is_empty() && (a.all || a.runs.len() > 1 || a.format == ReportPageFormat::Csv) {
         return Err(CliError::new(
             Exit::Usage,
-            "--segment needs one run: several runs give judgement lines, which have no segments",
+            "--segment needs one run's report: several runs (or --format csv) give judgement lines, which have no segments",
         ));
     }
     let conn = db::read::open_for_reading(&a.db.db)?;
     if a.format == ReportPageFormat::Html {
         return report_html(&conn, &a, policy, out, err);
     }
-    if a.all || a.runs.len() > 1 {
+    if a.all || a.runs.len() > 1 || a.format == ReportPageFormat::Csv {
         return judge_runs(&conn, &a, policy, out, err);
     }
     let mut clock = crate::util::Phases::from_env();
@@ -1034,8 +1036,9 @@ fn judge_runs(
     reader
         .join()
         .map_err(|_| CliError::new(Exit::Unexpected, "the reading thread panicked"))??;
-    let text = match a.format.plain() {
-        ReportFormat::Json => {
+    let text = match a.format {
+        ReportPageFormat::Csv => report::judge::render_csv(&rows),
+        ReportPageFormat::Json => {
             let v: Vec<Value> = rows
                 .iter()
                 .map(report::judge::CaseJudgement::to_json)
@@ -1044,7 +1047,7 @@ fn judge_runs(
             s.push('\n');
             s
         }
-        ReportFormat::Txt => report::judge::render_table(&rows),
+        ReportPageFormat::Txt | ReportPageFormat::Html => report::judge::render_table(&rows),
     };
     match &a.output {
         Some(path) => {
@@ -1206,6 +1209,14 @@ pub fn analyze(a: &AnalyzeRequest) -> Result<report::Report> {
     Ok(rep)
 }
 
+/// The project database a command uses when no --db is given: $STORMLOG_DB
+/// (when set and not empty), else ./stormlog.db, as `DbArg` has it.
+fn default_db_path() -> PathBuf {
+    std::env::var_os("STORMLOG_DB")
+        .filter(|v| !v.is_empty())
+        .map_or_else(|| PathBuf::from("stormlog.db"), PathBuf::from)
+}
+
 /// `compare` and the drop-in `infer compare` (`drop_in`: the reference's
 /// messages, unchanged).
 fn cmd_compare(
@@ -1226,21 +1237,57 @@ fn cmd_compare(
             .chain(args[from..].iter().cloned())
             .collect();
     }
-    let no_db = a.db.is_none();
     let first_missing = a
         .baseline
         .iter()
         .chain(&a.candidate)
         .find(|p| !p.exists())
         .cloned();
+    // `compare` finds its database as every other command does (--db before
+    // or after the command, $STORMLOG_DB, ./stormlog.db) when no arm names a
+    // file: the arms are then run ids. Arms that are files are read as
+    // artifacts, with or without a database about. The drop-in `infer
+    // compare` reads files unless --db is given, as the reference does.
+    let mut implicit_db = None;
+    if !drop_in && a.db.is_none() {
+        let any_file = a.baseline.iter().chain(&a.candidate).any(|p| p.exists());
+        if a.experiment.is_some() || !any_file {
+            let path = default_db_path();
+            if !path.exists() {
+                let what = match (&a.experiment, &first_missing) {
+                    (Some(_), _) | (None, None) => "--experiment chooses stored runs".to_owned(),
+                    (None, Some(arm)) => format!(
+                        "{} is not a file, and as a run id it needs a project database",
+                        crate::util::printable(&arm.display().to_string())
+                    ),
+                };
+                let missing = DbError::Missing { path };
+                return Err(CliError::new(
+                    Exit::InvalidInput,
+                    format!("{what}: {missing}"),
+                ));
+            }
+            implicit_db = Some(path.clone());
+            a.db = Some(path);
+        }
+    }
+    let no_db = a.db.is_none();
     crate::compare::run(&a, out, err).map_err(|e| {
         let mut message = e.to_string();
         let broken_pipe = message.contains("Broken pipe");
-        if let (false, true, Some(missing)) = (drop_in, no_db, first_missing) {
+        if let (false, true, Some(missing)) = (drop_in, no_db, &first_missing) {
             message.push_str(&format!(
                 "; if {} is a stored run id, pass --db PATH (before or after `compare`)",
                 missing.display()
             ));
+        }
+        if let (Some(path), None) = (&implicit_db, &a.experiment) {
+            if e.exit() == Exit::InvalidInput {
+                message.push_str(&format!(
+                    "; no arm names a file, so the arms were read as run ids in {}",
+                    path.display()
+                ));
+            }
         }
         CliError {
             message,

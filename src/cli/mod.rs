@@ -117,6 +117,7 @@ nothing of it was, then a summary; the exit status is 5 when any file was refuse
   stormlog report telemetry_joined --direct-server   # the client reached the server directly
   stormlog report fixed_rate --slo ttft:500@95% --slo e2e:4000 --target 90%
   stormlog report --all --slo-file examples/slo/interactive.toml --check
+  stormlog report --all --slo ttft:500@95% --format csv -o judgements.csv
 
 --check exits 4 unless every target is met, and also when nothing could be judged: no policy, a
 policy without targets, no case.")]
@@ -133,11 +134,12 @@ policy without targets, no case.")]
   stormlog compare \\
       --baseline examples/compare/baseline_b1.jsonl examples/compare/baseline_b2.jsonl \\
       --candidate examples/compare/candidate_b1.jsonl examples/compare/candidate_b2.jsonl
-  stormlog compare --db stormlog.db --baseline cmp_baseline_b1 cmp_baseline_b2 \\
+  stormlog compare --baseline cmp_baseline_b1 cmp_baseline_b2 \\
       --candidate cmp_candidate_b1 cmp_candidate_b2 \\
       --gate 'client.ttft.p50=non-inferiority:0.10' -o compare.json
 
-Without --db the arms are artifact files; with it (also before the command), stored run ids.")]
+Arms that are files are read as artifacts. When none is, they are stored run ids in the project
+database: --db PATH (before or after the command), else $STORMLOG_DB, else ./stormlog.db.")]
     Compare(Box<crate::compare::CompareArgs>),
     /// Series of comparable runs over time, their change points, and a run checked against them.
     ///

@@ -60,6 +60,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0008_imports",
         include_str!("../../migrations/0008_imports.sql"),
     ),
+    (
+        "0009_typed_views",
+        include_str!("../../migrations/0009_typed_views.sql"),
+    ),
 ];
 
 /// How long a command waits for another one's lock on the database.

@@ -176,6 +176,68 @@ pub fn render_table(rows: &[CaseJudgement]) -> String {
     }
 }
 
+/// The judgements as CSV, one row per case (RFC 4180 quoting): the figures
+/// in full precision, as the JSON form has them, empty where it has `null`;
+/// `targets` lists each target as `name>=target:outcome`, `;` between them.
+pub fn render_csv(rows: &[CaseJudgement]) -> String {
+    let header = [
+        "run_id",
+        "case_id",
+        "policy",
+        "status",
+        "reason",
+        "offered",
+        "met",
+        "missed",
+        "unknown",
+        "attainment_lower",
+        "attainment_upper",
+        "goodput_lower_rps",
+        "goodput_upper_rps",
+        "targets",
+        "verdict",
+    ];
+    let cell = |v: &Value| match v {
+        Value::Null => String::new(),
+        other => crate::pyjson::str_form(other),
+    };
+    let mut out = header.join(",");
+    out.push('\n');
+    for r in rows {
+        let s = &r.slo;
+        let targets: Vec<String> = r
+            .targets
+            .iter()
+            .map(|(n, t, o)| format!("{n}>={}:{o}", crate::pyjson::str_form(&json!(t))))
+            .collect();
+        let mut fields = vec![r.run_id.clone(), r.case_id.clone()];
+        for key in [
+            "slo_name",
+            "status",
+            "reason",
+            "offered",
+            "met",
+            "missed",
+            "unknown",
+            "attainment_lower",
+            "attainment_upper",
+            "goodput_lower_rps",
+            "goodput_upper_rps",
+        ] {
+            fields.push(cell(&s[key]));
+        }
+        fields.push(targets.join(";"));
+        fields.push(r.verdict().to_owned());
+        let fields: Vec<String> = fields
+            .iter()
+            .map(|f| crate::sqlcmd::format::csv_field(f))
+            .collect();
+        out.push_str(&fields.join(","));
+        out.push('\n');
+    }
+    out
+}
+
 /// An id of more than 24 characters as its first 11 and last 12, joined by `~`.
 fn shorten(id: &str) -> String {
     let chars: Vec<char> = id.chars().collect();

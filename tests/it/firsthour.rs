@@ -472,6 +472,15 @@ fn first_hour_error_messages() {
             "--baseline",
             "fixed_rate",
             "--candidate",
+            "Cargo.toml",
+        ],
+        &[
+            "--db",
+            "none.db",
+            "compare",
+            "--baseline",
+            "fixed_rate",
+            "--candidate",
             "telemetry_joined",
         ],
     ];
@@ -651,4 +660,225 @@ fn an_older_database_is_read_only_after_stormlog_migrate() {
     let out = run_in(dir.path(), &["migrate", "--db", "other.db"]);
     assert_eq!(code(&out), 5);
     assert!(!dir.path().join("other.db").exists());
+}
+
+/// `report --format csv`: one row per judged case, the figures in full.
+/// Hand-checked against the artifacts with SQL: telemetry_joined's case
+/// c1_in128_out24 has 24 measured requests, 16 of them ok with TTFT ≤ 20 ms,
+/// over a 1.466567154 s window (16 / 1.466567154 = 10.909831136174484 per
+/// second); c8 has 1 of 24 (1 / 0.451834756 = 2.213198490644664).
+#[test]
+fn report_all_as_csv_has_a_row_per_case() {
+    let dir = project();
+    let out = run_in(
+        dir.path(),
+        &["report", "--all", "--slo", "ttft:20@50%", "--format", "csv"],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let csv = text(&out.stdout);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "run_id,case_id,policy,status,reason,offered,met,missed,unknown,attainment_lower,\
+         attainment_upper,goodput_lower_rps,goodput_upper_rps,targets,verdict"
+    );
+    // The two single runs' five cases and the two compare runs' one each.
+    assert_eq!(lines.len(), 1 + 5 + 2, "{csv}");
+    assert!(
+        lines.contains(
+            &"telemetry_joined,c1_in128_out24,cli,evaluated,,24,16,8,0,0.6666666666666666,\
+              0.6666666666666666,10.909831136174484,10.909831136174484,client.ttft>=0.5:met,met"
+        ),
+        "{csv}"
+    );
+    assert!(
+        lines.contains(
+            &"telemetry_joined,c8_in128_out24,cli,evaluated,,24,1,23,0,0.041666666666666664,\
+              0.041666666666666664,2.213198490644664,2.213198490644664,client.ttft>=0.5:missed,missed"
+        ),
+        "{csv}"
+    );
+    // The same figures as the JSON form, which the SQL above checks.
+    let out = run_in(
+        dir.path(),
+        &["sql", "--format", "csv",
+          "SELECT count(*), sum(ok AND ttft_ms <= 20) FROM v_requests \
+           WHERE run_id = 'telemetry_joined' AND case_key = 'c1_in128_out24' AND phase = 'measured'"],
+    );
+    assert_eq!(text(&out.stdout).lines().nth(1), Some("24,16"));
+    // One run gives its cases' rows; to a file, with the line that says so.
+    let out = run_in(
+        dir.path(),
+        &[
+            "report",
+            "fixed_rate",
+            "--slo",
+            "ttft:20@50%",
+            "--format",
+            "csv",
+            "-o",
+            "j.csv",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "Judgements saved to: j.csv\n");
+    let saved = std::fs::read_to_string(dir.path().join("j.csv")).unwrap();
+    assert_eq!(saved.lines().count(), 3, "{saved}");
+    assert!(saved
+        .lines()
+        .all(|l| l.starts_with("run_id,") || l.starts_with("fixed_rate,")));
+}
+
+/// `compare` finds the project database as every command does when its arms
+/// are run ids: ./stormlog.db, $STORMLOG_DB, --db before or after the command.
+#[test]
+fn compare_reads_the_database_every_command_reads() {
+    let dir = project();
+    let db = dir.path().join("stormlog.db").display().to_string();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let arms = [
+        "--baseline",
+        "cmp_baseline_b1",
+        "--candidate",
+        "cmp_candidate_b1",
+        "--format",
+        "json",
+    ];
+    let ok = |out: Output, how: &str| {
+        assert_eq!(code(&out), 0, "{how}: {}", text(&out.stderr));
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["format"], "stormlog.report", "{how}");
+        assert!(text(&out.stdout).contains("cmp_candidate_b1"), "{how}");
+    };
+    ok(
+        run_in(dir.path(), &[&["compare"], &arms[..]].concat()),
+        "./stormlog.db",
+    );
+    ok(
+        run_in(
+            elsewhere.path(),
+            &[&["--db", &db, "compare"], &arms[..]].concat(),
+        ),
+        "--db before",
+    );
+    ok(
+        run_in(
+            elsewhere.path(),
+            &[&["compare"], &arms[..], &["--db", &db]].concat(),
+        ),
+        "--db after",
+    );
+    let from_env = bin()
+        .current_dir(elsewhere.path())
+        .env("STORMLOG_DB", &db)
+        .arg("compare")
+        .args(arms)
+        .output()
+        .unwrap();
+    ok(from_env, "STORMLOG_DB");
+    // Files are still read as files, whatever database is about.
+    let files = bin()
+        .current_dir(elsewhere.path())
+        .env("STORMLOG_DB", "nowhere.db")
+        .args([
+            "compare",
+            "--baseline",
+            &example("compare/baseline_b1.jsonl"),
+            "--candidate",
+            &example("compare/candidate_b1.jsonl"),
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&files), 0, "{}", text(&files.stderr));
+    // A run id and no database: the hint, exit 5, and nothing created.
+    let out = run_in(elsewhere.path(), &[&["compare"], &arms[..]].concat());
+    assert_eq!(code(&out), 5, "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stderr),
+        "Error: cmp_baseline_b1 is not a file, and as a run id it needs a project database: \
+         no project database at ./stormlog.db; run `stormlog ingest FILE` first (or pass --db PATH)\n"
+    );
+    assert!(
+        listing(elsewhere.path()).is_empty(),
+        "{:?}",
+        listing(elsewhere.path())
+    );
+    // An unknown run id found through the default database says how it was read.
+    let out = run_in(
+        dir.path(),
+        &[
+            "compare",
+            "--baseline",
+            "fixed_rtae",
+            "--candidate",
+            "fixed_rate",
+        ],
+    );
+    assert_eq!(code(&out), 5, "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("no run 'fixed_rtae' in the database; did you mean fixed_rate?"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// Every documented view's every column has a declared type a scanner can
+/// read (`PRAGMA table_info`), and the typed columns hold what they did.
+#[test]
+fn every_view_column_has_a_declared_type() {
+    let dir = project();
+    let views = [
+        "v_runs",
+        "v_requests",
+        "v_case_windows",
+        "v_case_summary",
+        "v_server_samples",
+        "v_imports",
+        "v_import_requests",
+    ];
+    for view in views {
+        let out = run_in(
+            dir.path(),
+            &[
+                "sql",
+                "--format",
+                "csv",
+                &format!("SELECT name, type FROM pragma_table_info('{view}')"),
+            ],
+        );
+        assert_eq!(code(&out), 0, "{view}: {}", text(&out.stderr));
+        let listed = text(&out.stdout);
+        let rows: Vec<&str> = listed.lines().skip(1).collect();
+        assert!(rows.len() > 10, "{view}: {listed}");
+        for row in rows {
+            let (name, ty) = row.split_once(',').unwrap();
+            assert!(
+                ["INTEGER", "INT", "REAL", "TEXT"].contains(&ty),
+                "{view}.{name} has type {ty:?}"
+            );
+        }
+    }
+    // The derived values, read back: fixed_rate started at
+    // 1795961295357104925 ns = 2026-11-29T14:08:15.357Z.
+    let out = run_in(
+        dir.path(),
+        &[
+            "sql",
+            "--format",
+            "csv",
+            "SELECT r.started_at, r.started_at_ms, typeof(r.cases), \
+             (SELECT typeof(ok) || ' ' || typeof(started_s) || ' ' || typeof(started_at_ms) \
+              FROM v_requests WHERE run_id = r.run_id LIMIT 1), \
+             (SELECT count(*) FROM v_case_windows w \
+              WHERE w.run_id = r.run_id AND w.window_s = (w.drained_at_ns - w.started_at_ns) / 1e9 \
+              AND w.started_at_ms = w.started_at_ns / 1000000) \
+             FROM v_runs r WHERE run_id = 'fixed_rate'",
+        ],
+    );
+    assert_eq!(
+        text(&out.stdout).lines().nth(1),
+        Some("2026-11-29T14:08:15.357Z,1795961295357,integer,integer real integer,2")
+    );
 }
