@@ -60,7 +60,34 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0008_imports",
         include_str!("../../migrations/0008_imports.sql"),
     ),
+    (
+        "0009_wide_integers",
+        include_str!("../../migrations/0009_wide_integers.sql"),
+    ),
 ];
+
+/// The schema version a migration brings, by the name after its number.
+const fn version_of(name: &str) -> i64 {
+    let (name, mut i) = (name.as_bytes(), 0);
+    while i < MIGRATIONS.len() {
+        let m = MIGRATIONS[i].0.as_bytes();
+        // "NNNN_" and then the name.
+        if m.len() == name.len() + 5 {
+            let mut j = 0;
+            while j < name.len() && m[j + 5] == name[j] {
+                j += 1;
+            }
+            if j == name.len() {
+                return i as i64 + 1;
+            }
+        }
+        i += 1;
+    }
+    panic!("no such migration")
+}
+
+/// The schema version whose integer columns hold integers past 64 bits.
+const WIDE_INTEGERS_FROM: i64 = version_of("wide_integers");
 
 /// How long a command waits for another one's lock on the database.
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -364,6 +391,10 @@ fn migrate(conn: &mut Connection, path: &Path, from: i64) -> Result<(), DbError>
     if start < PACKS_FROM && SCHEMA_VERSION >= PACKS_FROM {
         // Runs ingested before request packs existed get theirs now, once.
         pack_every_run(&tx)?;
+    }
+    if start < WIDE_INTEGERS_FROM && SCHEMA_VERSION >= WIDE_INTEGERS_FROM {
+        // Integers past 64 bits kept in `extra` get their columns.
+        store::widen_integers(&tx)?;
     }
     tx.commit().map_err(|source| DbError::Open {
         path: path.to_owned(),
