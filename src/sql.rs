@@ -27,10 +27,7 @@ query!(EXPORT_SCHEMA_VERSION, "export/schema_version");
 query!(EXPORT_SELECT_RUNS, "export/select_runs");
 query!(EXPORT_SERVER_SAMPLES, "export/server_samples");
 query!(EXPORT_SINCE_NS, "export/since_ns");
-query!(
-    MIGRATE_REQUESTS_WITH_EXTRA,
-    "migrate/requests_with_extra"
-);
+query!(MIGRATE_REQUESTS_WITH_EXTRA, "migrate/requests_with_extra");
 query!(
     MIGRATE_PHASE_WINDOWS_WITH_EXTRA,
     "migrate/phase_windows_with_extra"

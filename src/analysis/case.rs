@@ -862,8 +862,7 @@ impl<'r> Arrivals<'r> {
                 ns_of(pyjson::get(wn, "drained_at_ns")),
             ) {
                 (Some(s), Some(we), Some(d)) => {
-                    let seconds =
-                        |d: Int| fnum(d.max(Int::default()).to_f64().map(|d| d / 1e9));
+                    let seconds = |d: Int| fnum(d.max(Int::default()).to_f64().map(|d| d / 1e9));
                     (seconds(we.sub(&s)), seconds(d.sub(&we)))
                 }
                 _ => (Value::Null, Value::Null),

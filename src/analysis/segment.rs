@@ -222,12 +222,7 @@ pub fn slice<'r>(
         same_ids(&members, reqs)
     };
     Slice {
-        interval: crate::analysis::case::interval(
-            "segment",
-            &begin,
-            &end,
-            membership.cohort(),
-        ),
+        interval: crate::analysis::case::interval("segment", &begin, &end, membership.cohort()),
         members,
         by_id,
     }

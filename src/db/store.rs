@@ -1326,7 +1326,9 @@ pub fn widen_integers(conn: &Connection) -> Result<(), DbError> {
                     .collect()
             })
             .map_err(DbError::query(rows_q))?;
-        let mut update = conn.prepare(update_q.sql).map_err(DbError::query(update_q))?;
+        let mut update = conn
+            .prepare(update_q.sql)
+            .map_err(DbError::query(update_q))?;
         let mut touched: Vec<String> = Vec::new();
         for (run_id, seq, extra) in rows {
             let Ok(Value::Object(mut rest)) = crate::pyjson::parse(&extra) else {
@@ -1337,7 +1339,8 @@ pub fn widen_integers(conn: &Connection) -> Result<(), DbError> {
                 if *col != tables::Col::AnyInt {
                     continue;
                 }
-                if let Some(Sql::Text(digits)) = rest.get(*key).and_then(|v| tables::encode(*col, v))
+                if let Some(Sql::Text(digits)) =
+                    rest.get(*key).and_then(|v| tables::encode(*col, v))
                 {
                     rest.remove(*key);
                     moved.push((key, digits));
@@ -1349,7 +1352,9 @@ pub fn widen_integers(conn: &Connection) -> Result<(), DbError> {
             let extra = (!rest.is_empty()).then(|| Value::Object(rest).to_string());
             let bind = |update: &mut Statement, name: &str, v: ValueRef| -> rusqlite::Result<()> {
                 match update.parameter_index(name)? {
-                    Some(i) => update.raw_bind_parameter(i, rusqlite::types::ToSqlOutput::Borrowed(v)),
+                    Some(i) => {
+                        update.raw_bind_parameter(i, rusqlite::types::ToSqlOutput::Borrowed(v))
+                    }
                     None => Err(rusqlite::Error::InvalidParameterName(name.to_owned())),
                 }
             };
@@ -1361,7 +1366,9 @@ pub fn widen_integers(conn: &Connection) -> Result<(), DbError> {
                         bind(&mut update, &format!(":{key}"), v)?;
                     }
                 }
-                let extra = extra.as_deref().map_or(ValueRef::Null, |e| ValueRef::Text(e.as_bytes()));
+                let extra = extra
+                    .as_deref()
+                    .map_or(ValueRef::Null, |e| ValueRef::Text(e.as_bytes()));
                 bind(&mut update, ":extra", extra)?;
                 bind(&mut update, ":run_id", ValueRef::Text(run_id.as_bytes()))?;
                 bind(&mut update, ":seq", ValueRef::Integer(seq))?;
