@@ -27,6 +27,13 @@ query!(EXPORT_SCHEMA_VERSION, "export/schema_version");
 query!(EXPORT_SELECT_RUNS, "export/select_runs");
 query!(EXPORT_SERVER_SAMPLES, "export/server_samples");
 query!(EXPORT_SINCE_NS, "export/since_ns");
+query!(MIGRATE_REQUESTS_WITH_EXTRA, "migrate/requests_with_extra");
+query!(
+    MIGRATE_PHASE_WINDOWS_WITH_EXTRA,
+    "migrate/phase_windows_with_extra"
+);
+query!(MIGRATE_WIDEN_REQUESTS, "migrate/widen_requests");
+query!(MIGRATE_WIDEN_PHASE_WINDOWS, "migrate/widen_phase_windows");
 query!(INGEST_DELETE_CACHE_STATES, "ingest/delete_cache_states");
 query!(
     INGEST_DELETE_CLOCK_ALIGNMENTS,
@@ -135,6 +142,10 @@ query!(TELEMETRY_UPSERT_IDENTITY, "telemetry/upsert_identity");
 
 /// Every registered statement.
 pub const ALL: &[Query] = &[
+    MIGRATE_REQUESTS_WITH_EXTRA,
+    MIGRATE_PHASE_WINDOWS_WITH_EXTRA,
+    MIGRATE_WIDEN_REQUESTS,
+    MIGRATE_WIDEN_PHASE_WINDOWS,
     EXPORT_CASES,
     EXPORT_REQUESTS,
     EXPORT_RUN,

@@ -44,11 +44,18 @@ fn min_of(values: &[f64]) -> Value {
 }
 
 /// Widens `extent` (lowest, highest) to take in `lo..=hi`.
-fn widen<T: PartialOrd + Copy>(extent: &mut Option<(T, T)>, lo: T, hi: T) {
-    *extent = Some(match *extent {
-        None => (lo, hi),
-        Some((a, b)) => (if lo < a { lo } else { a }, if hi > b { hi } else { b }),
-    });
+fn widen<T: PartialOrd>(extent: &mut Option<(T, T)>, lo: T, hi: T) {
+    match extent {
+        None => *extent = Some((lo, hi)),
+        Some((a, b)) => {
+            if lo < *a {
+                *a = lo;
+            }
+            if hi > *b {
+                *b = hi;
+            }
+        }
+    }
 }
 
 /// The distinct words of a field as a pass reads them (an arrival mode, a
@@ -118,24 +125,24 @@ impl<'a> RunContext<'a> {
     }
 }
 
-/// `int_value` of a number (as i128: nanoseconds past it saturate).
-fn ns_of(v: &Value) -> Option<i128> {
+/// `int_value` of a number, exactly (a Python integer has no size).
+fn ns_of(v: &Value) -> Option<Int> {
     if pyjson::is_number(v) {
-        Some(crate::py::int::int_value(v).saturating_i128())
+        Some(crate::py::int::int_value(v))
     } else {
         None
     }
 }
 
 /// A measured interval (§4.2.4).
-pub fn interval(kind: &str, start: i128, end: i128, cohort: &str) -> Value {
-    let d = Int::from(end).sub(&Int::from(start));
+pub fn interval(kind: &str, start: &Int, end: &Int, cohort: &str) -> Value {
+    let d = end.sub(start);
     let seconds = if d > Int::default() {
         fnum(d.to_f64().map(|d| d / 1e9))
     } else {
         Value::Null
     };
-    json!({"kind": kind, "started_at_ns": Int::from(start).to_json(), "ended_at_ns": Int::from(end).to_json(), "seconds": seconds, "numerator_cohort": cohort})
+    json!({"kind": kind, "started_at_ns": start.to_json(), "ended_at_ns": end.to_json(), "seconds": seconds, "numerator_cohort": cohort})
 }
 
 fn rate(count: f64, interval: &Value) -> Value {
@@ -331,6 +338,10 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
     let w = ctx.workload;
     let w_start = window.and_then(|wn| ns_of(pyjson::get(wn, "started_at_ns")));
     let w_drained = window.and_then(|wn| ns_of(pyjson::get(wn, "drained_at_ns")));
+    // A request may end up to a second after the drain.
+    let w_late = w_drained
+        .as_ref()
+        .map(|wd| wd.add(&Int::from(1_000_000_000i64)));
     // One pass over the requests (see `passes`): statuses, ids, indexes,
     // sessions, times.
     let mut n = [0usize; 8];
@@ -368,20 +379,20 @@ pub fn population(ctx: &RunContext, case_key: &str, reqs: &[&Request]) -> Popula
             None => index_unrecorded |= !r.request_index_is_bool,
         }
         mismatch |= Some(&r.session_id) != first_session;
-        let (started, ended) = (r.started_at_ns_wide(), r.ended_at_ns_wide());
-        outside += usize::from(match (started, ended) {
+        let (started, ended) = (r.started_at(), r.ended_at());
+        outside += usize::from(match (&started, &ended) {
             (Some(s), Some(e)) => {
                 s > e
-                    || w_start.is_some_and(|ws| s < ws)
-                    || w_drained.is_some_and(|wd| e > wd.saturating_add(1_000_000_000))
+                    || w_start.as_ref().is_some_and(|ws| s < ws)
+                    || w_late.as_ref().is_some_and(|late| e > late)
             }
             _ => true,
         });
+        if let (Some(s), false) = (&started, slot == Some(5)) {
+            widen(&mut extents.sends, s.clone(), s.clone());
+        }
         if let (Some(s), Some(e)) = (started, ended) {
             widen(&mut extents.spans, s, e);
-        }
-        if let (Some(s), false) = (started, slot == Some(5)) {
-            widen(&mut extents.sends, s, s);
         }
     }
     let [successful, failed, timed_out, cancelled, rejected, dropped, unreachable, delivery_unknown] =
@@ -519,12 +530,12 @@ pub fn server_admission(
 
 /// The first and last times of a case's requests, read in the population's
 /// pass.
-#[derive(Default, Clone, Copy)]
+#[derive(Default, Clone)]
 struct Extents {
     /// Earliest start and latest end of the requests with both.
-    spans: Option<(i128, i128)>,
+    spans: Option<(Int, Int)>,
     /// Earliest and latest start of the requests sent (not dropped).
-    sends: Option<(i128, i128)>,
+    sends: Option<(Int, Int)>,
 }
 
 fn intervals(
@@ -546,7 +557,7 @@ fn intervals(
             return empty(Some("phase_window_missing"), Value::Null);
         }
         let rate = match extents.spans {
-            Some((a, b)) => interval("request_span", a, b, "all_measured"),
+            Some((a, b)) => interval("request_span", &a, &b, "all_measured"),
             None => Value::Null,
         };
         return empty(Some("no_phase_window"), rate);
@@ -557,15 +568,15 @@ fn intervals(
     ) else {
         return empty(Some("phase_window_incomplete"), Value::Null);
     };
-    let measured_span = interval("measured_span", started, drained, "all_measured");
+    let measured_span = interval("measured_span", &started, &drained, "all_measured");
     let drain = interval(
         "drain",
-        crate::py::int::int_value(pyjson::get(wn, "window_ended_at_ns")).saturating_i128(),
-        drained,
+        &crate::py::int::int_value(pyjson::get(wn, "window_ended_at_ns")),
+        &drained,
         "all_measured",
     );
     let dispatch = match extents.sends {
-        Some((a, b)) => interval("dispatch_window", a, b, "all_measured"),
+        Some((a, b)) => interval("dispatch_window", &a, &b, "all_measured"),
         None => Value::Null,
     };
     let mode = match wn.get("arrival_mode") {
@@ -580,10 +591,10 @@ fn intervals(
     let endpoint = {
         let v = pyjson::get(wn, "scheduled_endpoint_offset_ns");
         if pyjson::is_number(v) {
-            Some(crate::py::int::int_value(v).saturating_i128())
+            Some(crate::py::int::int_value(v))
         } else {
             w.and_then(|w| recomputed_endpoint_ns(w, case_key))
-                .map(i128::from)
+                .map(Int::from)
         }
     };
     let configured = configured_rate(w, case_key);
@@ -594,8 +605,8 @@ fn intervals(
         Some(end) => {
             let sw = interval(
                 "scheduled_window",
-                started,
-                started.saturating_add(end),
+                &started,
+                &started.add(&end),
                 "arrival_cohort",
             );
             let offered = match scheduled {
@@ -767,7 +778,7 @@ struct Arrivals<'r> {
     peak: Option<Int>,
     /// The count of intended times, and the earliest and latest.
     intended: usize,
-    intended_span: Option<(i128, i128)>,
+    intended_span: Option<(Int, Int)>,
     lag: Vec<f64>,
 }
 
@@ -805,9 +816,9 @@ impl<'r> Arrivals<'r> {
                 None => x,
             });
         }
-        if let Some(t) = r.intended_at_ns_wide() {
+        if let Some(t) = r.intended_at() {
             self.intended += 1;
-            widen(&mut self.intended_span, t, t);
+            widen(&mut self.intended_span, t.clone(), t);
         }
         self.lag.extend(finite(r.dispatch_lag_ms()));
     }
@@ -837,7 +848,7 @@ impl<'r> Arrivals<'r> {
         };
         let offered_rate = match intended_span {
             Some((first, last)) if mode != "closed" && intended >= 2 && first != last => {
-                let span = Int::from(last).sub(&Int::from(first)).to_f64();
+                let span = last.sub(&first).to_f64();
                 fnum(span.map(|span| (intended - 1) as f64 / (span / 1e9)))
             }
             _ => Value::Null,
@@ -850,10 +861,10 @@ impl<'r> Arrivals<'r> {
                 ns_of(pyjson::get(wn, "window_ended_at_ns")),
                 ns_of(pyjson::get(wn, "drained_at_ns")),
             ) {
-                (Some(s), Some(we), Some(d)) => (
-                    fnum(Some((we - s).max(0) as f64 / 1e9)),
-                    fnum(Some((d - we).max(0) as f64 / 1e9)),
-                ),
+                (Some(s), Some(we), Some(d)) => {
+                    let seconds = |d: Int| fnum(d.max(Int::default()).to_f64().map(|d| d / 1e9));
+                    (seconds(we.sub(&s)), seconds(d.sub(&we)))
+                }
                 _ => (Value::Null, Value::Null),
             },
             None => (Value::Null, Value::Null),

@@ -17,6 +17,7 @@ use std::collections::{BTreeMap, HashSet};
 use serde_json::{json, Value};
 
 use crate::model::Request;
+use crate::py::int::{int_value, Int};
 use crate::pyjson;
 
 /// Which requests belong to a segment.
@@ -181,12 +182,6 @@ pub struct Slice<'r> {
     pub by_id: Vec<&'r Request>,
 }
 
-/// Saturates an exact nanosecond count into an `i64`. Only offsets beyond
-/// three centuries leave the range, and they select no request.
-fn saturate(ns: i128) -> i64 {
-    i64::try_from(ns).unwrap_or(if ns < 0 { i64::MIN } else { i64::MAX })
-}
-
 /// The segment's slice of a case whose `intervals` block is given;
 /// `ids_distinct` says every request id of the case is a string none other
 /// repeats, so that the requests sharing a member's id are the members.
@@ -197,28 +192,29 @@ pub fn slice<'r>(
     reqs: &[&'r Request],
     ids_distinct: bool,
 ) -> Slice<'r> {
-    let bounds = |iv: &Value| -> Option<(i64, i64)> {
+    // Python's integers: the instants and offsets are exact at any size.
+    let bounds = |iv: &Value| -> Option<(Int, Int)> {
         if !iv.is_object() {
             return None;
         }
-        let at = |k: &str| pyjson::int_value(pyjson::get(iv, k));
+        let at = |k: &str| int_value(pyjson::get(iv, k));
         Some((at("started_at_ns"), at("ended_at_ns")))
     };
     let span =
         bounds(pyjson::get(intervals, "measured_span")).or(bounds(pyjson::get(intervals, "rate")));
-    let origin = span.map_or(0, |(s, _)| i128::from(s));
-    // `as` saturates a float beyond i128's range.
-    let mut begin = origin + segment.start_offset_ns as i128;
-    let mut end = origin + segment.end_offset_ns as i128;
+    let origin = span.as_ref().map_or(Int::default(), |(s, _)| s.clone());
+    // The offsets are whole nanoseconds in a float (finite: validated).
+    let offset = |ns: f64| Int::from_f64(ns).unwrap_or_default();
+    let mut begin = origin.add(&offset(segment.start_offset_ns));
+    let mut end = origin.add(&offset(segment.end_offset_ns));
     if let Some((s, e)) = span {
-        begin = begin.max(i128::from(s));
-        end = end.min(i128::from(e).max(begin));
+        begin = begin.max(s);
+        end = end.min(e.max(begin.clone()));
     }
-    let (begin, end) = (saturate(begin), saturate(end));
     let members: Vec<&Request> = reqs
         .iter()
         .copied()
-        .filter(|r| belongs(r, begin, end, membership))
+        .filter(|r| belongs(r, &begin, &end, membership))
         .collect();
     let by_id = if ids_distinct {
         members.clone()
@@ -226,25 +222,20 @@ pub fn slice<'r>(
         same_ids(&members, reqs)
     };
     Slice {
-        interval: crate::analysis::case::interval(
-            "segment",
-            i128::from(begin),
-            i128::from(end),
-            membership.cohort(),
-        ),
+        interval: crate::analysis::case::interval("segment", &begin, &end, membership.cohort()),
         members,
         by_id,
     }
 }
 
-fn belongs(r: &Request, begin: i64, end: i64, membership: Membership) -> bool {
+fn belongs(r: &Request, begin: &Int, end: &Int, membership: Membership) -> bool {
     match membership {
         Membership::Arrival => r
-            .intended_at_ns()
-            .or(r.started_at_ns())
-            .is_some_and(|t| begin <= t && t < end),
-        Membership::Overlap => match (r.started_at_ns(), r.ended_at_ns()) {
-            (Some(s), Some(e)) => s < end && e >= begin,
+            .intended_at()
+            .or_else(|| r.started_at())
+            .is_some_and(|t| begin <= &t && &t < end),
+        Membership::Overlap => match (r.started_at(), r.ended_at()) {
+            (Some(s), Some(e)) => &s < end && &e >= begin,
             _ => false,
         },
     }
@@ -426,7 +417,7 @@ mod tests {
             .collect();
         let refs: Vec<&Request> = reqs.iter().collect();
         let intervals = json!({"measured_span": crate::analysis::case::interval(
-            "measured_span", i128::from(T), i128::from(T + 2_100_000_000), "all_measured"), "rate": null});
+            "measured_span", &Int::from(T), &Int::from(T + 2_100_000_000), "all_measured"), "rate": null});
         let ids = |s: &Slice| -> Vec<String> {
             s.members.iter().map(|r| id_text(r).into_owned()).collect()
         };

@@ -64,7 +64,38 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0009_typed_views",
         include_str!("../../migrations/0009_typed_views.sql"),
     ),
+    (
+        "0010_wide_integers",
+        include_str!("../../migrations/0010_wide_integers.sql"),
+    ),
+    (
+        "0011_typed_wide_views",
+        include_str!("../../migrations/0011_typed_wide_views.sql"),
+    ),
 ];
+
+/// The schema version a migration brings, by the name after its number.
+const fn version_of(name: &str) -> i64 {
+    let (name, mut i) = (name.as_bytes(), 0);
+    while i < MIGRATIONS.len() {
+        let m = MIGRATIONS[i].0.as_bytes();
+        // "NNNN_" and then the name.
+        if m.len() == name.len() + 5 {
+            let mut j = 0;
+            while j < name.len() && m[j + 5] == name[j] {
+                j += 1;
+            }
+            if j == name.len() {
+                return i as i64 + 1;
+            }
+        }
+        i += 1;
+    }
+    panic!("no such migration")
+}
+
+/// The schema version whose integer columns hold integers past 64 bits.
+const WIDE_INTEGERS_FROM: i64 = version_of("wide_integers");
 
 /// How long a command waits for another one's lock on the database.
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -369,6 +400,10 @@ fn migrate(conn: &mut Connection, path: &Path, from: i64) -> Result<(), DbError>
         // Runs ingested before request packs existed get theirs now, once.
         pack_every_run(&tx)?;
     }
+    if start < WIDE_INTEGERS_FROM && SCHEMA_VERSION >= WIDE_INTEGERS_FROM {
+        // Integers past 64 bits kept in `extra` get their columns.
+        store::widen_integers(&tx)?;
+    }
     tx.commit().map_err(|source| DbError::Open {
         path: path.to_owned(),
         source,
@@ -517,6 +552,135 @@ mod tests {
             data.requests.iter().map(|r| (r.seq, r.ttft_ms())).collect();
         // The integer 2 in the REAL column reads back as the real 2.0.
         assert_eq!(got, [(3, Some(1.5)), (7, Some(2.0))]);
+    }
+
+    /// Defect 1 of issue 23: a database of the schema before 0010 kept an
+    /// integer past 64 bits only in `extra`, its column NULL. The migration
+    /// keeps every row and value and moves such integers into their columns,
+    /// as text; the report reads the same values, from a fresh pack.
+    #[test]
+    fn defect_1_the_migration_moves_integers_past_64_bits_into_their_columns() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v8.db");
+        old_database(
+            &path,
+            version_of("wide_integers") as usize - 1,
+            r#"INSERT INTO runs (run_id, ingested_at) VALUES ('r', 'now');
+             INSERT INTO requests (run_id, seq, case_key, status_key, request_id, ttft_ms,
+                                   output_tokens, started_at_ns, extra)
+             VALUES ('r', 1, 'c', 'ok', 'a', 1.5, NULL, 5,
+                     '{"output_tokens":9223372036854775808,"mine":[1,NaN]}'),
+                    ('r', 2, 'c', 'ok', 'b', 2.5, 12, NULL,
+                     '{"started_at_ns":-1000000000000000000000000000000}'),
+                    ('r', 3, 'c', 'ok', 'c', 3.5, 7, 9, NULL);
+             INSERT INTO phase_windows (run_id, seq, case_id, drained_at_ns, extra)
+             VALUES ('r', 0, 'c', NULL,
+                     '{"drained_at_ns":10000000000000000000000000000000000000000}');"#,
+        );
+        let conn = open(&path, Mode::ReadWrite).unwrap();
+        type Row = (
+            i64,
+            String,
+            f64,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+        );
+        let rows: Vec<Row> = conn
+            .prepare(
+                "SELECT seq, request_id, ttft_ms, CAST(output_tokens AS TEXT) || ':' ||
+                        typeof(output_tokens), CAST(started_at_ns AS TEXT) || ':' ||
+                        typeof(started_at_ns), extra FROM requests ORDER BY seq",
+            )
+            .unwrap()
+            .query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let text = |s: &str| Some(s.to_owned());
+        assert_eq!(
+            rows,
+            [
+                (
+                    1,
+                    "a".into(),
+                    1.5,
+                    text("9223372036854775808:text"),
+                    text("5:integer"),
+                    // What was not an integer past 64 bits stays in `extra`.
+                    text(r#"{"mine":[1,"\u0001NaN"]}"#),
+                ),
+                (
+                    2,
+                    "b".into(),
+                    2.5,
+                    text("12:integer"),
+                    text("-1000000000000000000000000000000:text"),
+                    None
+                ),
+                (
+                    3,
+                    "c".into(),
+                    3.5,
+                    text("7:integer"),
+                    text("9:integer"),
+                    None
+                ),
+            ]
+        );
+        let drained: (String, String, Option<String>) = conn
+            .query_row(
+                "SELECT drained_at_ns, typeof(drained_at_ns), extra FROM phase_windows",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            drained,
+            (
+                "10000000000000000000000000000000000000000".into(),
+                "text".into(),
+                None
+            )
+        );
+        // The run was packed again, and the pack and the rows read alike.
+        let packs: i64 = conn
+            .query_row("SELECT count(*) FROM request_packs", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(packs, 1);
+        let data = store::load_run(&conn, "r").unwrap();
+        let tokens: Vec<Option<String>> = data
+            .requests
+            .iter()
+            .map(|r| Some(r.output_tokens_int().to_string()))
+            .collect();
+        assert_eq!(tokens, [text("9223372036854775808"), text("12"), text("7")]);
+        let starts: Vec<Option<String>> = data
+            .requests
+            .iter()
+            .map(|r| r.started_at().map(|i| i.to_string()))
+            .collect();
+        assert_eq!(
+            starts,
+            [
+                text("5"),
+                text("-1000000000000000000000000000000"),
+                text("9")
+            ]
+        );
+        let check: String = conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(check, "ok");
     }
 
     #[test]

@@ -994,6 +994,24 @@ impl<'s> Fill<'s> {
                 }
             }
         }
+        // An integer column holds text only for an integer past i64
+        // (`Col::AnyInt`): the request reads it as it would from `extra`.
+        for (column, key) in [
+            (7, "request_index"),
+            (8, "started_at_ns"),
+            (9, "ended_at_ns"),
+            (10, "intended_at_ns"),
+            (17, "prompt_tokens"),
+            (18, "output_tokens"),
+            (19, "total_tokens"),
+            (23, "in_flight_at_dispatch"),
+            (26, "prefix_group"),
+            (27, "shared_prefix_tokens"),
+        ] {
+            if let Some(wide) = v.text(column).and_then(tables::wide_int) {
+                r.apply(key, &wide);
+            }
+        }
         if let Some(extra) = text(30) {
             if let Ok(Value::Object(extra)) = crate::pyjson::parse(&extra) {
                 for (k, v) in &extra {
@@ -1279,6 +1297,96 @@ pub fn pack_rows(conn: &Connection, run_id: &str) -> Result<Vec<(u64, Vec<u8>)>,
     }
     segments.extend(packer.rest());
     Ok(segments)
+}
+
+/// Moves the integers past 64 bits that rows of an earlier schema kept in
+/// `extra` into their columns, now `Col::AnyInt` (a migration's backfill,
+/// migrations/0010_wide_integers.sql), and packs again the runs whose
+/// request rows changed. Every other value of `extra` stays as it was.
+pub fn widen_integers(conn: &Connection) -> Result<(), DbError> {
+    let tables = [
+        (
+            "requests",
+            &sql::MIGRATE_REQUESTS_WITH_EXTRA,
+            &sql::MIGRATE_WIDEN_REQUESTS,
+        ),
+        (
+            "phase_windows",
+            &sql::MIGRATE_PHASE_WINDOWS_WITH_EXTRA,
+            &sql::MIGRATE_WIDEN_PHASE_WINDOWS,
+        ),
+    ];
+    for (table, rows_q, update_q) in tables {
+        let spec = tables::spec(table)
+            .ok_or_else(|| DbError::Other(format!("no table spec for {table}")))?;
+        let rows: Vec<(String, i64, String)> = conn
+            .prepare(rows_q.sql)
+            .and_then(|mut s| {
+                s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                    .collect()
+            })
+            .map_err(DbError::query(rows_q))?;
+        let mut update = conn
+            .prepare(update_q.sql)
+            .map_err(DbError::query(update_q))?;
+        let mut touched: Vec<String> = Vec::new();
+        for (run_id, seq, extra) in rows {
+            let Ok(Value::Object(mut rest)) = crate::pyjson::parse(&extra) else {
+                continue;
+            };
+            let mut moved: Vec<(&str, String)> = Vec::new();
+            for (key, col) in spec.fields {
+                if *col != tables::Col::AnyInt {
+                    continue;
+                }
+                if let Some(Sql::Text(digits)) =
+                    rest.get(*key).and_then(|v| tables::encode(*col, v))
+                {
+                    rest.remove(*key);
+                    moved.push((key, digits));
+                }
+            }
+            if moved.is_empty() {
+                continue;
+            }
+            let extra = (!rest.is_empty()).then(|| Value::Object(rest).to_string());
+            let bind = |update: &mut Statement, name: &str, v: ValueRef| -> rusqlite::Result<()> {
+                match update.parameter_index(name)? {
+                    Some(i) => {
+                        update.raw_bind_parameter(i, rusqlite::types::ToSqlOutput::Borrowed(v))
+                    }
+                    None => Err(rusqlite::Error::InvalidParameterName(name.to_owned())),
+                }
+            };
+            let run = (|| {
+                for (key, col) in spec.fields {
+                    if *col == tables::Col::AnyInt {
+                        let v = moved.iter().find(|(k, _)| k == key);
+                        let v = v.map_or(ValueRef::Null, |(_, d)| ValueRef::Text(d.as_bytes()));
+                        bind(&mut update, &format!(":{key}"), v)?;
+                    }
+                }
+                let extra = extra
+                    .as_deref()
+                    .map_or(ValueRef::Null, |e| ValueRef::Text(e.as_bytes()));
+                bind(&mut update, ":extra", extra)?;
+                bind(&mut update, ":run_id", ValueRef::Text(run_id.as_bytes()))?;
+                bind(&mut update, ":seq", ValueRef::Integer(seq))?;
+                update.raw_execute()
+            })();
+            run.map_err(DbError::query(update_q))?;
+            if touched.last() != Some(&run_id) {
+                touched.push(run_id);
+            }
+        }
+        if table == "requests" {
+            // The update dropped these runs' packs (their trigger).
+            for run_id in touched {
+                store_pack(conn, &run_id, &pack_rows(conn, &run_id)?)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Stores a run's pack (its segments, with their row counts), replacing any.

@@ -19,6 +19,10 @@ pub enum Col {
     Text,
     /// INTEGER: a JSON integer within i64.
     Int,
+    /// ANY: a JSON integer of any size, as an SQLite integer within i64 and
+    /// as its decimal text past it (migrations/0010_wide_integers.sql).
+    /// Nothing but such an integer is stored in it, so a text is one.
+    AnyInt,
     /// REAL: a finite JSON number.
     Real,
     /// INTEGER 0/1: a JSON boolean.
@@ -88,12 +92,12 @@ pub static TABLES: &[TableSpec] = &[
             ("case_id", Col::Text),
             ("phase", Col::Text),
             ("arrival_mode", Col::Text),
-            ("started_at_ns", Col::Int),
-            ("window_ended_at_ns", Col::Int),
-            ("drained_at_ns", Col::Int),
+            ("started_at_ns", Col::AnyInt),
+            ("window_ended_at_ns", Col::AnyInt),
+            ("drained_at_ns", Col::AnyInt),
             ("drain_timeout_seconds", Col::Real),
-            ("scheduled_arrivals", Col::Int),
-            ("scheduled_endpoint_offset_ns", Col::Int),
+            ("scheduled_arrivals", Col::AnyInt),
+            ("scheduled_endpoint_offset_ns", Col::AnyInt),
             ("stopped_early", Col::Bool),
             ("prompts_digest", Col::Text),
             ("abandoned_requests", Col::Json),
@@ -128,41 +132,41 @@ pub static TABLES: &[TableSpec] = &[
             ("case_id", Col::Text),
             ("phase", Col::Text),
             ("status", Col::Text),
-            ("request_index", Col::Int),
-            ("started_at_ns", Col::Int),
-            ("ended_at_ns", Col::Int),
-            ("intended_at_ns", Col::Int),
-            ("timestamp_ns", Col::Int),
+            ("request_index", Col::AnyInt),
+            ("started_at_ns", Col::AnyInt),
+            ("ended_at_ns", Col::AnyInt),
+            ("intended_at_ns", Col::AnyInt),
+            ("timestamp_ns", Col::AnyInt),
             ("e2e_latency_ms", Col::Real),
             ("ttft_ms", Col::Real),
             ("first_chunk_latency_ms", Col::Real),
             ("dispatch_lag_ms", Col::Real),
             ("chunk_interarrival_ms", Col::RealList),
             ("stream", Col::Bool),
-            ("prompt_tokens", Col::Int),
-            ("output_tokens", Col::Int),
-            ("total_tokens", Col::Int),
+            ("prompt_tokens", Col::AnyInt),
+            ("output_tokens", Col::AnyInt),
+            ("total_tokens", Col::AnyInt),
             ("output_token_source", Col::Text),
             ("prompt_token_source", Col::Text),
             ("prompt_token_exact", Col::Bool),
             ("output_token_exact", Col::Bool),
-            ("target_input_tokens", Col::Int),
-            ("target_output_tokens", Col::Int),
+            ("target_input_tokens", Col::AnyInt),
+            ("target_output_tokens", Col::AnyInt),
             ("arrival_mode", Col::Text),
             ("held_for_slot", Col::Bool),
-            ("in_flight_at_dispatch", Col::Int),
-            ("max_in_flight", Col::Int),
-            ("concurrency", Col::Int),
+            ("in_flight_at_dispatch", Col::AnyInt),
+            ("max_in_flight", Col::AnyInt),
+            ("concurrency", Col::AnyInt),
             ("prompt_mode", Col::Text),
             ("prompt_id", Col::Text),
             ("prompt_digest", Col::Text),
-            ("prefix_group", Col::Int),
-            ("shared_prefix_tokens", Col::Int),
+            ("prefix_group", Col::AnyInt),
+            ("shared_prefix_tokens", Col::AnyInt),
             ("task", Col::Text),
             ("engine", Col::Text),
             ("endpoint", Col::Text),
             ("model", Col::Text),
-            ("http_status", Col::Int),
+            ("http_status", Col::AnyInt),
             ("finish_reason", Col::Text),
             ("error_type", Col::Text),
             ("error_message", Col::Text),
@@ -293,6 +297,12 @@ pub fn encode(col: Col, v: &Value) -> Option<Sql> {
             Some(Sql::Text(s.clone()))
         }
         (Col::Int, Value::Number(n)) => n.as_i64().map(Sql::Integer),
+        (Col::AnyInt, Value::Number(n)) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Some(Sql::Integer(i)),
+            (None, Some(u)) => Some(Sql::Text(u.to_string())),
+            _ => None,
+        },
+        (Col::AnyInt, v) => pyjson::big_int(v).map(|i| Sql::Text(i.to_string())),
         (Col::Real, Value::Number(n)) => n.as_f64().filter(|f| f.is_finite()).map(Sql::Real),
         (Col::Bool, Value::Bool(b)) => Some(Sql::Integer(i64::from(*b))),
         (Col::Json, v) => serde_json::to_string(v).ok().map(Sql::Text),
@@ -313,7 +323,8 @@ pub fn decode(col: Col, v: &Sql) -> Option<Value> {
     match (col, v) {
         (_, Sql::Null) => None,
         (Col::Text, Sql::Text(s)) => Some(Value::String(s.clone())),
-        (Col::Int, Sql::Integer(i)) => Some(Value::from(*i)),
+        (Col::Int | Col::AnyInt, Sql::Integer(i)) => Some(Value::from(*i)),
+        (Col::AnyInt, Sql::Text(s)) => wide_int(s.as_bytes()),
         (Col::Real, Sql::Real(f)) => serde_json::Number::from_f64(*f).map(Value::Number),
         (Col::Real, Sql::Integer(i)) => serde_json::Number::from_f64(*i as f64).map(Value::Number),
         (Col::Bool, Sql::Integer(i)) => Some(Value::Bool(*i != 0)),
@@ -325,6 +336,15 @@ pub fn decode(col: Col, v: &Sql) -> Option<Value> {
         )),
         _ => None,
     }
+}
+
+/// The JSON value of an [`Col::AnyInt`] column's text (an integer past
+/// i64): the value the integer's literal reads as. None for a text that is
+/// no integer (only SQL written by hand can store one).
+pub fn wide_int(text: &[u8]) -> Option<Value> {
+    let text = std::str::from_utf8(text).ok()?;
+    crate::py::Int::parse_literal(text)?;
+    pyjson::parse(text).ok()
 }
 
 /// The f64 values of a `RealList` blob.

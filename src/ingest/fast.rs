@@ -292,6 +292,10 @@ fn encode_raw(line: &str, col: Col, raw: Raw) -> Option<Field> {
     match col {
         Col::Text => raw.as_str().map(|s| text_field(line, s)),
         Col::Int => int_literal(t).map(Field::Int),
+        // Past i64, the exact decimal digits (the column is ANY).
+        Col::AnyInt => int_literal(t)
+            .map(Field::Int)
+            .or_else(|| crate::py::Int::parse_literal(t).map(|i| Field::Text(i.to_string()))),
         Col::Real => {
             let first = t.as_bytes().first()?;
             if first.is_ascii_digit() || *first == b'-' {

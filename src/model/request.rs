@@ -428,21 +428,6 @@ impl Request {
         exact_or(self.exact(|w| &w.intended_at_ns), self.intended_at_ns())
     }
 
-    /// `started_at_ns` as an i128 (saturating past it).
-    pub fn started_at_ns_wide(&self) -> Option<i128> {
-        self.started_at().map(|i| i.saturating_i128())
-    }
-
-    /// `ended_at_ns` as an i128 (saturating past it).
-    pub fn ended_at_ns_wide(&self) -> Option<i128> {
-        self.ended_at().map(|i| i.saturating_i128())
-    }
-
-    /// `intended_at_ns` as an i128 (saturating past it).
-    pub fn intended_at_ns_wide(&self) -> Option<i128> {
-        self.intended_at().map(|i| i.saturating_i128())
-    }
-
     /// Whether any timestamp lies past an i64 (the spans then need the exact
     /// values).
     pub fn has_wide_times(&self) -> bool {

@@ -414,6 +414,12 @@ fn defect_10_a_full_disk_or_a_read_only_database_names_both_files_and_what_to_do
         &["ingest", "--db", "p.db", base.to_str().unwrap()],
     );
     assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    // No free pages left (a migration that rebuilds a table leaves some),
+    // so that the next ingest needs new ones.
+    db::open(&db_path, Mode::ReadWrite)
+        .unwrap()
+        .execute_batch("VACUUM")
+        .unwrap();
     let before = db_bytes(&db_path);
     let other = fixtures().join("cases/burst/artifact.jsonl");
     let opts = stormlog::ingest::Options::default();
@@ -584,4 +590,100 @@ fn defect_1_goodput_sums_tokens_exactly() {
     let goodput = |c: &str| out["cases"][c]["slo"]["goodput_lower_output_tps"].clone();
     assert_eq!(goodput("c2_in64_out20"), 1.2516680980743036e308);
     assert_eq!(goodput("c6_in64_out20"), 742.4625354216695);
+}
+
+/// Defect 1, the storage half: an integer past 64 bits is kept exactly in
+/// its own column (as decimal text, where no SQLite integer holds it), not
+/// as NULL beside a copy in `extra`; the report read back from those
+/// columns equals `analyze`.
+#[test]
+fn defect_1_integers_past_64_bits_are_kept_in_their_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("p.db");
+    let db = db.to_str().unwrap();
+    for (field, value) in [
+        ("output_tokens", "9223372036854775808"),
+        ("output_tokens", "1000000000000000000000000000000"),
+        ("total_tokens", "-10000000000000000000000000"),
+        ("started_at_ns", "9223372036854775808"),
+        ("in_flight_at_dispatch", "9223372036854775808"),
+        ("ended_at_ns", "10000000000000000000000000000000000000000"),
+    ] {
+        analyze_and_report(dir.path(), &mutated_replay(dir.path(), field, value));
+        let query = format!(
+            "SELECT {field} AS v, typeof({field}) AS t, extra FROM requests \
+             WHERE typeof({field}) <> 'integer' AND {field} IS NOT NULL"
+        );
+        let out = run_in(dir.path(), &["sql", "--db", db, "--format", "json", &query]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let text = String::from_utf8(out.stdout).unwrap();
+        let rows: Vec<Value> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).expect("a json row"))
+            .collect();
+        assert_eq!(
+            rows,
+            [serde_json::json!({"v": value, "t": "text", "extra": null})],
+            "{field} = {value}"
+        );
+    }
+}
+
+/// Defect 1: window times past i128 (1.7e38 ns) are exact, as the
+/// reference's Python integers are (they were clamped to 2^127 - 1).
+#[test]
+fn defect_1_window_times_past_128_bits_are_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let text =
+        std::fs::read_to_string(fixtures().join("cases/replay/artifact.jsonl")).expect("fixture");
+    let huge = "10000000000000000000000000000000000000000";
+    let mutated = text.replace(
+        "\"drained_at_ns\": 1795961328455614553",
+        &format!("\"drained_at_ns\": {huge}"),
+    );
+    assert_ne!(mutated, text);
+    let path = dir.path().join("window.jsonl");
+    std::fs::write(&path, mutated).unwrap();
+    let out = analyze_and_report(dir.path(), &path);
+    let case = &out["cases"]["replay_in64_out16"];
+    for kind in ["measured_span", "drain"] {
+        // float(10^40 - start) / 1e9, as the reference prints it.
+        assert_eq!(case["intervals"][kind]["seconds"], 1.0000000000000001e31);
+    }
+    assert_eq!(case["arrivals"]["drain_seconds"], 1.0000000000000001e31);
+    assert_eq!(case["arrivals"]["window_seconds"], 0.700423155);
+    // The printed digits (serde_json here would read them as a float).
+    let a = path.to_str().unwrap();
+    let printed = run_in(dir.path(), &["infer", "analyze", a, "--format", "json"]).stdout;
+    let printed = String::from_utf8(printed).unwrap();
+    assert_eq!(
+        printed
+            .matches(&format!("\"ended_at_ns\": {huge},"))
+            .count(),
+        2,
+        "measured_span and drain end at 10^40 exactly"
+    );
+    // A segment reaching past 2^127 ns from the start: its end is exact
+    // (start + round(1e30 * 1e9)), where it overflowed (a panic).
+    let db = dir.path().join("p.db");
+    let out = run_in(
+        dir.path(),
+        &[
+            "report",
+            "--db",
+            db.to_str().unwrap(),
+            "replay",
+            "--segment",
+            "a=0:1e30",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let printed = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        printed.contains("\"ended_at_ns\": 1000000000000000090826689784759539765184,"),
+        "the segment's exact end"
+    );
 }
