@@ -326,13 +326,7 @@ fn hostile_text_from_an_artifact_is_shown_as_text() {
             page(
                 tmp.path(),
                 &[
-                    "slo",
-                    "binding",
-                    run_id,
-                    "--slo",
-                    "ttft:200",
-                    "--slo",
-                    "e2e:300",
+                    "slo", "binding", run_id, "--slo", "ttft:200", "--slo", "e2e:300",
                 ],
             ),
         ),
