@@ -1070,12 +1070,6 @@ fn report_html(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Exit> {
-    if a.check {
-        return Err(CliError::new(
-            Exit::Usage,
-            "--check goes with --format txt or json (a page is not a gate); run the check separately",
-        ));
-    }
     let cfg = crate::ops::html::PageConfig {
         policy,
         direct_server: a.join.direct_server,
@@ -1092,10 +1086,9 @@ fn report_html(
                 .map(|r| crate::db::runs::resolve(conn, r))
                 .collect::<std::result::Result<_, _>>()?
         };
-        let (page, warnings) =
-            crate::ops::html::project_page(conn, &ids, &cfg).map_err(page_err)?;
-        for w in warnings {
-            writeln!(err, "Warning: {w}")?;
+        let page = crate::ops::html::project_page(conn, &ids, &cfg).map_err(page_err)?;
+        for w in &page.warnings {
+            writeln!(err, "Warning: {}", crate::util::printable(w))?;
         }
         page
     } else {
@@ -1104,10 +1097,15 @@ fn report_html(
     };
     match &a.output {
         Some(path) => {
-            write_file(path, &page)?;
+            write_file(path, &page.html)?;
             writeln!(out, "HTML report saved to: {}", path.display())?;
         }
-        None => out.write_all(page.as_bytes())?,
+        None => out.write_all(page.html.as_bytes())?,
+    }
+    // `--check` with a page: the page is written either way (it shows why),
+    // then the exit status is the gate's, judged as the page shows it.
+    if a.check {
+        return gate(&page.judged, &page.unjudged, err);
     }
     Ok(Exit::Ok)
 }

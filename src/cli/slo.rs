@@ -78,7 +78,7 @@ pub enum OutFormat {
     Txt,
     Json,
     Csv,
-    // One self-contained HTML page with charts (`curve` and `capacity`).
+    // One self-contained HTML page with charts.
     // A plain comment: doc comments on values switch clap's help layout.
     Html,
 }
@@ -97,7 +97,7 @@ pub struct Common {
     /// Only cases whose id matches PATTERN (`*` any characters, `?` one).
     #[arg(long, value_name = "PATTERN")]
     pub case: Option<String>,
-    /// Output format (html: a page with charts, for curve and capacity).
+    /// Output format (html: one self-contained page with charts).
     #[arg(long, value_enum, default_value = "txt")]
     pub format: OutFormat,
     /// Write the result to FILE (parent directories are created).
@@ -230,20 +230,9 @@ fn format(c: &Common) -> render::Format {
         OutFormat::Txt => render::Format::Txt,
         OutFormat::Json => render::Format::Json,
         OutFormat::Csv => render::Format::Csv,
-        // Only `curve` and `capacity` have a page; they ask before this.
+        // Every command renders its page before asking for this.
         OutFormat::Html => render::Format::Txt,
     }
-}
-
-/// `--format html` on a command without a page.
-fn no_page(c: &Common, command: &str) -> Result<()> {
-    if c.format == OutFormat::Html {
-        return Err(CliError::new(
-            Exit::Usage,
-            format!("slo {command} has no HTML page (slo curve and slo capacity do); use --format txt, json or csv"),
-        ));
-    }
-    Ok(())
 }
 
 fn html_page(page: std::result::Result<String, String>) -> Result<String> {
@@ -286,15 +275,19 @@ fn curve(a: &CurveArgs) -> Result<String> {
 }
 
 fn frontier(a: &FrontierArgs) -> Result<String> {
-    no_page(&a.common, "frontier")?;
     let criteria = keys(&a.criterion)?;
     let rows = runs::frontiers(&selection(&a.common), a.target, &criteria, a.confidence)?;
+    if a.common.format == OutFormat::Html {
+        return html_page(crate::html::slo::frontiers(&rows));
+    }
     Ok(render::frontiers(&rows, format(&a.common)))
 }
 
 fn binding(a: &BindingArgs) -> Result<String> {
-    no_page(&a.common, "binding")?;
     let rows = runs::bindings(&selection(&a.common), &given(&a.policy)?)?;
+    if a.common.format == OutFormat::Html {
+        return html_page(crate::html::slo::bindings(&rows));
+    }
     Ok(render::bindings(&rows, format(&a.common)))
 }
 
@@ -312,7 +305,6 @@ fn capacity(a: &CapacityArgs) -> Result<String> {
 }
 
 fn diff(a: &DiffArgs) -> Result<String> {
-    no_page(&a.common, "diff")?;
     let slo = given(&a.policy)?;
     let against = if a.against.is_empty() {
         None
@@ -320,5 +312,8 @@ fn diff(a: &DiffArgs) -> Result<String> {
         Some(crate::slo::policy_from_flags(&a.against)?)
     };
     let rows = runs::diffs(&selection(&a.common), &slo, &against)?;
+    if a.common.format == OutFormat::Html {
+        return html_page(crate::html::slo::diffs(&rows));
+    }
     Ok(render::diffs(&rows, format(&a.common)))
 }

@@ -241,10 +241,21 @@ pub fn run(
                 message: format!("the comparison report: {e}"),
                 exit: Exit::Unexpected,
             })?;
-        let page = crate::html::compare::render(&json).map_err(|message| CompareError::Other {
-            message,
-            exit: Exit::Unexpected,
-        })?;
+        // Each run's own report, for the distributions the page overlays.
+        let arms: Vec<crate::html::compare::ArmRun> = comparison
+            .runs
+            .iter()
+            .map(|(arm, r)| crate::html::compare::ArmRun {
+                arm: arm.clone(),
+                name: r.name.clone(),
+                report: &r.report,
+            })
+            .collect();
+        let page =
+            crate::html::compare::render(&json, &arms).map_err(|message| CompareError::Other {
+                message,
+                exit: Exit::Unexpected,
+            })?;
         match &args.report {
             Some(path) => {
                 if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {

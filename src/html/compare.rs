@@ -15,6 +15,107 @@ struct CaseView {
     anchor: String,
     chart: Option<Chart>,
     table: Table,
+    distributions: Vec<Chart>,
+}
+
+/// One run of a comparison's arm, with its own analysis report.
+#[derive(Debug, Clone)]
+pub struct ArmRun<'a> {
+    /// `baseline` or `candidate`.
+    pub arm: String,
+    /// The run as the comparison names it (its path or stored id).
+    pub name: String,
+    pub report: &'a Value,
+}
+
+/// The quantiles each run's report gives of a metric, drawn as its
+/// distribution's upper part.
+const LEVELS: [(&str, f64); 4] = [("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99)];
+
+/// Per metric, every run's distribution of that metric in `case` on one
+/// plot: a line through the quantiles its report gives (successful
+/// requests), baseline runs in one colour and candidate runs in another.
+fn distributions(case: &str, arms: &[ArmRun]) -> Vec<Chart> {
+    let metrics = [
+        ("client.ttft", "TTFT"),
+        ("client.tpot", "TPOT"),
+        ("client.e2e", "E2E latency"),
+    ];
+    let mut charts = Vec::new();
+    for (key, label) in metrics {
+        let mut lines: Vec<(&ArmRun, Vec<(f64, f64)>)> = Vec::new();
+        for a in arms {
+            let q = &a.report["cases"][case]["latency"]["metrics"][key]["successful"];
+            let pts: Vec<(f64, f64)> = LEVELS
+                .iter()
+                .filter_map(|(p, level)| Some((q[*p]["value_ms"].as_f64()?, *level)))
+                .filter(|p| p.0.is_finite())
+                .collect();
+            if !pts.is_empty() {
+                lines.push((a, pts));
+            }
+        }
+        if !lines.iter().any(|l| l.0.arm == "baseline")
+            || !lines.iter().any(|l| l.0.arm != "baseline")
+        {
+            continue;
+        }
+        let (lo, hi) = lines
+            .iter()
+            .flat_map(|l| l.1.iter().map(|p| p.0))
+            .fold((f64::INFINITY, 0.0f64), |(a, b), x| (a.min(x), b.max(x)));
+        let pad = ((hi - lo) * 0.08).max(hi * 0.01);
+        let mut plot = Plot::new(420.0, 260.0, ((lo - pad).max(0.0), hi + pad), (0.5, 1.0));
+        plot.axes_with(
+            &format!("{label} (ms)"),
+            "quantile (successful requests)",
+            fmt_num,
+            |y| format!("p{}", (y * 100.0).round()),
+        );
+        let mut rows = Vec::new();
+        for (a, pts) in &lines {
+            let class = if a.arm == "baseline" { "s0" } else { "s1" };
+            plot.line(pts, class, &a.arm);
+            let hover: Vec<String> = pts
+                .iter()
+                .map(|(v, l)| {
+                    format!(
+                        "{} {}: p{} {} ms",
+                        a.arm,
+                        a.name,
+                        (l * 100.0).round(),
+                        fmt_num(*v)
+                    )
+                })
+                .collect();
+            let dots: Vec<(f64, f64, f64, f64)> = pts
+                .iter()
+                .map(|(x, y)| (*x, *y, f64::NAN, f64::NAN))
+                .collect();
+            plot.points(&dots, &hover, class);
+            let mut row = vec![a.arm.clone(), a.name.clone()];
+            for (_, level) in LEVELS {
+                row.push(
+                    pts.iter()
+                        .find(|x| x.1 == level)
+                        .map_or("–".into(), |x| fmt_num(x.0)),
+                );
+            }
+            rows.push(row);
+        }
+        let title = format!("{label} distributions, case {case}");
+        let mut head = vec!["arm".to_owned(), "run".to_owned()];
+        head.extend(LEVELS.iter().map(|(p, _)| format!("{p} (ms)")));
+        charts.push(Chart {
+            svg: plot.finish(&title),
+            title,
+            caption: format!(
+                "Each line is one run's {label} distribution (its report's p50, p90, p95 and p99 of successful requests): baseline runs in one colour, candidate runs in the other; a candidate line to the right is slower."
+            ),
+            table: Table { head, rows },
+        });
+    }
+    charts
 }
 
 fn s(v: &Value) -> String {
@@ -48,7 +149,7 @@ fn arm_values(m: &Value, arm: &str) -> String {
 }
 
 /// The page, from the comparison report's JSON.
-pub fn render(report: &Value) -> Result<String, String> {
+pub fn render(report: &Value, arms: &[ArmRun]) -> Result<String, String> {
     let p = &report["payload"];
     let mut cases = Vec::new();
     if let Some(cs) = p["cases"].as_object() {
@@ -151,6 +252,7 @@ pub fn render(report: &Value) -> Result<String, String> {
                 }
             });
             cases.push(CaseView {
+                distributions: distributions(case_id, arms),
                 case_id: case_id.clone(),
                 anchor: super::escape::id("case", case_id),
                 chart,

@@ -11,6 +11,8 @@ use super::svg::{fmt_num, Plot};
 use super::{Chart, Table};
 use crate::join::ServerSample;
 use crate::model::{Request, RunData};
+use crate::ops::slo::capacity::Sweep;
+use crate::ops::slo::curve::Curve;
 use crate::pyjson;
 use crate::report::judge::CaseJudgement;
 use crate::report::Report;
@@ -69,11 +71,21 @@ fn utc(ns: i64) -> String {
 
 /// Builds the view of one run. `judged` are its cases' judgements under the
 /// report's policy (empty without one); `samples` its server telemetry.
+/// What the run page draws besides the report: the `slo curve` and `slo
+/// capacity` answers for the run (computed by `ops::slo`, the functions
+/// those commands call) and the run's joined vLLM spans.
+pub struct Extras<'a> {
+    pub curves: Vec<Curve>,
+    pub sweeps: Vec<Sweep>,
+    pub spans: crate::slo::Spans<'a>,
+}
+
 pub fn view(
     data: &RunData,
     report: &Report,
     judged: &[CaseJudgement],
     samples: &[ServerSample],
+    extras: &Extras,
 ) -> RunView {
     let j = &report.json;
     let session = data.of_type("infer.session").next();
@@ -188,6 +200,16 @@ pub fn view(
             let thr = thresholds.iter().find(|t| t.0 == short).map(|t| t.1);
             charts.push(cdf_chart(key, label, &vals, marks, thr));
         }
+        if let Some(c) = server_ttft_chart(key, reqs, &spans, &extras.spans) {
+            charts.push(c);
+        }
+        for curve in extras.curves.iter().filter(|c| &c.case == key) {
+            let title = format!(
+                "Attainment against {} threshold, case {key}",
+                curve.criterion
+            );
+            charts.push(super::slo::curve_chart(&title, &[curve]));
+        }
         cases.push(CaseView {
             case_id: key.clone(),
             anchor: super::escape::id("case", &format!("{}/{key}", data.run_id)),
@@ -204,6 +226,26 @@ pub fn view(
         charts.push(c);
     }
     if let Some(c) = load_chart(j) {
+        charts.push(c);
+    }
+    if let Some(c) = throughput_chart(j) {
+        charts.push(c);
+    }
+    // A sweep is two cases or more that differ only in their load.
+    for (n, sw) in extras
+        .sweeps
+        .iter()
+        .filter(|s| s.points.len() > 1)
+        .enumerate()
+    {
+        let title = format!(
+            "Capacity: attainment against load, sweep {} ({})",
+            n + 1,
+            sw.status.replace('_', " ")
+        );
+        charts.push(super::slo::capacity_chart(&title, sw));
+    }
+    if let Some(c) = vllm_chart(j) {
         charts.push(c);
     }
     if let Some(c) = memory_chart(j, data, samples, first) {
@@ -331,18 +373,7 @@ fn cdf_chart(case: &str, label: &str, vals: &[f64], marks: &Value, thr: Option<f
     let hi = top.max(thr_on_axis.map_or(0.0, |t| t * 1.05));
     let mut plot = Plot::new(380.0, 240.0, (0.0, hi), (0.0, 1.0));
     plot.axes(&format!("{label} (ms)"), "fraction of successful requests");
-    let pts: Vec<(f64, f64)> = if vals.is_empty() {
-        vec![]
-    } else {
-        let n = CDF_POINTS.min(vals.len());
-        let mut p = vec![(vals[0], 0.0)];
-        p.extend((1..=n).map(|i| {
-            let q = i as f64 / n as f64;
-            (quantile(vals, q), q)
-        }));
-        p
-    };
-    plot.step(&pts, "s0", "");
+    plot.step(&cdf_points(vals), "s0", "");
     for (row, p) in ["p50", "p90", "p99"].iter().enumerate() {
         if let Some(v) = mark(p) {
             plot.vmark(v, "mark", p, row);
@@ -626,27 +657,72 @@ fn in_flight_chart(data: &RunData, t0: Option<i64>) -> Option<Chart> {
     })
 }
 
-/// Latency percentiles against offered load across the run's cases.
-fn load_chart(j: &Value) -> Option<Chart> {
-    let cases = j["cases"].as_object()?;
-    if cases.is_empty() {
-        return None;
-    }
-    let by_rate = cases
-        .values()
-        .all(|c| c["arrivals"]["offered_rate_per_second"].as_f64().is_some());
-    let load = |c: &Value| {
+/// The load of a case: its offered rate when every case has one, else its
+/// peak concurrency; and the axis' label.
+fn offered_load(j: &Value) -> (impl Fn(&Value) -> Option<f64>, &'static str) {
+    let by_rate = j["cases"].as_object().is_some_and(|cases| {
+        cases
+            .values()
+            .all(|c| c["arrivals"]["offered_rate_per_second"].as_f64().is_some())
+    });
+    let load = move |c: &Value| {
         if by_rate {
             c["arrivals"]["offered_rate_per_second"].as_f64()
         } else {
             c["arrivals"]["peak_in_flight"].as_f64()
         }
     };
-    let xlabel = if by_rate {
+    let label = if by_rate {
         "offered rate (req/s)"
     } else {
         "concurrency (peak requests in flight)"
     };
+    (load, label)
+}
+
+/// Latency percentiles against offered load across the run's cases.
+fn load_chart(j: &Value) -> Option<Chart> {
+    let (load, xlabel) = offered_load(j);
+    percentile_chart(
+        j,
+        "Latency against offered load",
+        xlabel,
+        &load,
+        &load,
+        "Each point is a case; bars are the 95% confidence intervals of the percentiles where the case has enough requests for one.",
+    )
+}
+
+/// The throughput-latency curve: each case's achieved throughput against
+/// its latency percentiles, the cases joined in the order of their offered
+/// load (so a curve that bends back past saturation shows it).
+fn throughput_chart(j: &Value) -> Option<Chart> {
+    let (load, _) = offered_load(j);
+    let x = |c: &Value| c["throughput"]["requests_per_second"].as_f64();
+    percentile_chart(
+        j,
+        "Throughput against latency",
+        "achieved throughput (req/s)",
+        &x,
+        &load,
+        "Each point is a case at the throughput it achieved; the lines join the cases in the order of their offered load; bars are the 95% confidence intervals of the percentiles.",
+    )
+}
+
+/// Latency percentiles (p50, p99 of TTFT and E2E) of each case against `x`,
+/// the points of a series joined in the order `order` gives.
+fn percentile_chart(
+    j: &Value,
+    title: &str,
+    xlabel: &str,
+    x_of: &dyn Fn(&Value) -> Option<f64>,
+    order: &dyn Fn(&Value) -> Option<f64>,
+    caption: &str,
+) -> Option<Chart> {
+    let cases = j["cases"].as_object()?;
+    if cases.is_empty() {
+        return None;
+    }
     let series = [
         ("client.ttft", "p50", "TTFT p50", "s0"),
         ("client.ttft", "p99", "TTFT p99", "s1"),
@@ -658,8 +734,14 @@ fn load_chart(j: &Value) -> Option<Chart> {
     let mut rows = Vec::new();
     let mut data: Vec<Vec<(f64, f64, f64, f64)>> = vec![Vec::new(); series.len()];
     let mut hovers: Vec<Vec<String>> = vec![Vec::new(); series.len()];
-    for (key, c) in cases {
-        let Some(x) = load(c) else { continue };
+    let mut keyed: Vec<(&String, &Value)> = cases.iter().collect();
+    keyed.sort_by(|a, b| {
+        order(a.1)
+            .unwrap_or(f64::NAN)
+            .total_cmp(&order(b.1).unwrap_or(f64::NAN))
+    });
+    for (key, c) in keyed {
+        let Some(x) = x_of(c) else { continue };
         xmax = xmax.max(x);
         let mut row = vec![key.clone(), fmt_num(x)];
         for (i, (m, p, name, _)) in series.iter().enumerate() {
@@ -689,11 +771,10 @@ fn load_chart(j: &Value) -> Option<Chart> {
     let mut plot = Plot::new(860.0, 300.0, (0.0, xmax * 1.08), (0.0, ymax));
     plot.axes(xlabel, "latency (ms)");
     for (i, (_, _, name, class)) in series.iter().enumerate() {
-        let mut pts = data[i].clone();
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let pts = &data[i];
         let line: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.1)).collect();
         plot.line(&line, class, name);
-        plot.points(&pts, &hovers[i], class);
+        plot.points(pts, &hovers[i], class);
     }
     let mut head = vec!["case".to_owned(), xlabel.to_owned()];
     head.extend(
@@ -702,10 +783,208 @@ fn load_chart(j: &Value) -> Option<Chart> {
             .map(|s| format!("{} (ms) [95% interval]", s.2)),
     );
     Some(Chart {
-        title: "Latency against offered load".into(),
-        svg: plot.finish("Latency against offered load"),
-        caption: "Each point is a case; bars are the 95% confidence intervals of the percentiles where the case has enough requests for one.".into(),
+        title: title.into(),
+        svg: plot.finish(title),
+        caption: caption.into(),
         table: Table { head, rows },
+    })
+}
+
+/// Per case, the CDFs of TTFT as the client saw it and as the server's
+/// spans put it (first token less arrival on the engine's clock), when the
+/// run has joined vLLM spans.
+fn server_ttft_chart(
+    case: &str,
+    reqs: &[&Request],
+    no_spans: &crate::slo::Spans,
+    spans: &crate::slo::Spans,
+) -> Option<Chart> {
+    use crate::slo::criteria::CriterionKey;
+    let values = |k: CriterionKey, sp: &crate::slo::Spans| {
+        let mut v: Vec<f64> = reqs
+            .iter()
+            .filter(|r| r.is_ok())
+            .filter_map(|r| match crate::slo::measure_key(r, k, sp) {
+                crate::slo::Measure::Value(v) => Some(v),
+                _ => None,
+            })
+            .collect();
+        v.sort_unstable_by(f64::total_cmp);
+        v
+    };
+    let server = values(CriterionKey::from_key("server.ttft")?, spans);
+    if server.is_empty() {
+        return None;
+    }
+    let client = values(CriterionKey::from_key("client.ttft")?, no_spans);
+    Some(overlay_cdf_chart(
+        &format!("Server TTFT against client TTFT, case {case}"),
+        "TTFT",
+        &[("client", "s0", &client), ("server (spans)", "s1", &server)],
+        "The share of successful requests with TTFT at most x, as the client measured it and as the server's spans record it; the gap between the lines is time outside the engine (network, client, queueing before the engine saw the request).",
+    ))
+}
+
+/// CDFs of several series on one plot (each at most [`CDF_POINTS`] points),
+/// with a table of their p50, p90, p99 and max.
+pub fn overlay_cdf_chart(
+    title: &str,
+    label: &str,
+    series: &[(&str, &str, &[f64])],
+    caption: &str,
+) -> Chart {
+    let top = series
+        .iter()
+        .filter_map(|s| s.2.last())
+        .fold(1e-3f64, |a, b| a.max(*b))
+        * 1.05;
+    let mut plot = Plot::new(420.0, 260.0, (0.0, top), (0.0, 1.0));
+    plot.axes(&format!("{label} (ms)"), "fraction of requests");
+    let mut rows = Vec::new();
+    for (name, class, vals) in series {
+        plot.step(&cdf_points(vals), class, name);
+        let q = |p: f64| {
+            if vals.is_empty() {
+                "–".to_owned()
+            } else {
+                fmt_num(quantile(vals, p))
+            }
+        };
+        rows.push(vec![
+            (*name).to_owned(),
+            vals.len().to_string(),
+            q(0.5),
+            q(0.9),
+            q(0.99),
+            vals.last().map_or("–".into(), |m| fmt_num(*m)),
+        ]);
+    }
+    Chart {
+        title: title.to_owned(),
+        svg: plot.finish(title),
+        caption: caption.to_owned(),
+        table: Table {
+            head: [
+                "series", "requests", "p50 (ms)", "p90 (ms)", "p99 (ms)", "max (ms)",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows,
+        },
+    }
+}
+
+/// The drawn points of the CDF of sorted `vals`.
+fn cdf_points(vals: &[f64]) -> Vec<(f64, f64)> {
+    if vals.is_empty() {
+        return vec![];
+    }
+    let n = CDF_POINTS.min(vals.len());
+    let mut p = vec![(vals[0], 0.0)];
+    p.extend((1..=n).map(|i| {
+        let q = i as f64 / n as f64;
+        (quantile(vals, q), q)
+    }));
+    p
+}
+
+/// vLLM's queue (waiting) and running gauges per case and engine, from the
+/// report's gauge statistics over each case's window: a bar from the least
+/// to the most seen, a dot at the mean.
+fn vllm_chart(j: &Value) -> Option<Chart> {
+    let cases = j["telemetry"]["vllm"]["cases"].as_object()?;
+    let gauges = [
+        ("running_requests", "running", "s0"),
+        ("queue_depth", "waiting", "s1"),
+    ];
+    let mut names = Vec::new();
+    let mut items = Vec::new();
+    let mut rows = Vec::new();
+    let mut xmax: f64 = 1.0;
+    for (case, c) in cases {
+        let Some(engines) = c["engines"].as_object() else {
+            continue;
+        };
+        for (engine, e) in engines {
+            for (key, short, class) in gauges {
+                let Some(stats) = e["gauges"][key]["stats"].as_object() else {
+                    continue;
+                };
+                for (label, st) in stats {
+                    let (lo, mean, hi) = (
+                        st["min"].as_f64().unwrap_or(f64::NAN),
+                        st["mean"].as_f64().unwrap_or(f64::NAN),
+                        st["max"].as_f64().unwrap_or(f64::NAN),
+                    );
+                    if hi.is_finite() {
+                        xmax = xmax.max(hi);
+                    }
+                    let labels = if label == "_" {
+                        String::new()
+                    } else {
+                        format!(" {{{label}}}")
+                    };
+                    let name = format!("{case} · engine {engine} · {short}{labels}");
+                    items.push((
+                        names.len(),
+                        mean,
+                        lo,
+                        hi,
+                        class.to_owned(),
+                        format!(
+                            "{name}: mean {}, min {}, max {}",
+                            fmt_num(mean),
+                            fmt_num(lo),
+                            fmt_num(hi)
+                        ),
+                    ));
+                    rows.push(vec![
+                        case.clone(),
+                        engine.clone(),
+                        format!("{short}{labels}"),
+                        fmt_num(lo),
+                        fmt_num(mean),
+                        fmt_num(hi),
+                        s(&st["samples"]),
+                    ]);
+                    names.push(name);
+                }
+            }
+            if let Some(stats) = e["gauges"]["kv_cache_usage"]["stats"].as_object() {
+                for (label, st) in stats {
+                    rows.push(vec![
+                        case.clone(),
+                        engine.clone(),
+                        if label == "_" {
+                            "KV cache usage (fraction)".into()
+                        } else {
+                            format!("KV cache usage (fraction) {{{label}}}")
+                        },
+                        num(&st["min"]),
+                        num(&st["mean"]),
+                        num(&st["max"]),
+                        s(&st["samples"]),
+                    ]);
+                }
+            }
+        }
+    }
+    if items.is_empty() {
+        return None;
+    }
+    let mut plot = Plot::categories(860.0, (0.0, xmax), names.len());
+    plot.category_axes("requests (vLLM gauge, per scrape)", &names, fmt_num);
+    plot.intervals(&items);
+    Some(Chart {
+        title: "vLLM running and waiting requests".into(),
+        svg: plot.finish("vLLM running and waiting requests"),
+        caption: "Per case and engine, vLLM's running (num_requests_running) and waiting (num_requests_waiting) gauges over the case's scrapes: the bar spans the least to the most seen, the dot is the mean.".into(),
+        table: Table {
+            head: ["case", "engine", "gauge", "min", "mean", "max", "scrapes"]
+                .map(String::from)
+                .to_vec(),
+            rows,
+        },
     })
 }
 
@@ -798,6 +1077,16 @@ fn memory_chart(
         let thinned = thin(&pts, TIME_BINS * 4);
         let line: Vec<(f64, f64)> = thinned.iter().map(|p| (sec(p.0), p.1 / mib)).collect();
         let class = format!("s{}", i % 6);
+        // The clock's uncertainty as a band: a server sample placed at t
+        // may belong anywhere in [t - u, t + u] on the client clock, so the
+        // value at t lies between the least and the most within u of it.
+        if uncertainty > 0 && name.starts_with("server ") {
+            let (lo, hi) = uncertainty_band(&thinned, uncertainty);
+            let xs: Vec<f64> = thinned.iter().map(|p| sec(p.0)).collect();
+            let lo: Vec<f64> = lo.iter().map(|v| v / mib).collect();
+            let hi: Vec<f64> = hi.iter().map(|v| v / mib).collect();
+            plot.area(&xs, &lo, &hi, &class);
+        }
         plot.line(&line, &class, name);
         let peak = pts.iter().map(|p| p.1).fold(0.0, f64::max);
         rows.push(vec![
@@ -810,16 +1099,44 @@ fn memory_chart(
         title: "Memory over time".into(),
         svg: plot.finish("Memory over time"),
         caption: format!(
-            "Server samples placed on the client clock (server join: {}; offset {} ms, uncertainty ±{} ms); shaded: each case's window.",
+            "Server samples placed on the client clock (server join: {}; offset {} ms, uncertainty ±{} ms{}); shaded: each case's window, its coverage in the table.",
             s(&join["status"]),
             fmt_num(offset as f64 / 1e6),
-            fmt_num(uncertainty as f64 / 1e6)
+            fmt_num(uncertainty as f64 / 1e6),
+            if uncertainty > 0 {
+                "; the band around a server line holds the values the uncertainty allows at each time"
+            } else {
+                ""
+            }
         ),
         table: Table {
             head: vec!["series".into(), "extent".into(), "figure".into()],
             rows,
         },
     })
+}
+
+/// Per point of a sorted time series, the least and the most value among
+/// the points within `u` ns of it.
+fn uncertainty_band(pts: &[(i64, f64)], u: i64) -> (Vec<f64>, Vec<f64>) {
+    let (mut lo, mut hi) = (Vec::with_capacity(pts.len()), Vec::with_capacity(pts.len()));
+    let mut start = 0usize;
+    for p in pts {
+        while pts[start].0 < p.0.saturating_sub(u) {
+            start += 1;
+        }
+        let (mut a, mut b) = (p.1, p.1);
+        for q in pts[start..]
+            .iter()
+            .take_while(|q| q.0 <= p.0.saturating_add(u))
+        {
+            a = a.min(q.1);
+            b = b.max(q.1);
+        }
+        lo.push(a);
+        hi.push(b);
+    }
+    (lo, hi)
 }
 
 /// At most `max` points of a time series: the one with the largest value of

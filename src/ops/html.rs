@@ -48,6 +48,7 @@ impl From<DbError> for PageError {
 
 /// One run's report, judgements and view.
 struct Built {
+    has_policy: bool,
     view: crate::html::run::RunView,
     judged: Vec<CaseJudgement>,
     json: Value,
@@ -83,11 +84,16 @@ fn build(conn: &Connection, run: &str, cfg: &PageConfig, many: bool) -> Result<B
                 .and_then(|sel| sel.policy.zip(sel.source))
         }
     };
+    let has_policy = policy.is_some();
     let judged = match &policy {
         Some((p, _)) => judgements(&data.run_id, &rep.json, p),
         None => vec![],
     };
-    let view = crate::html::run::view(&data, &rep, &judged, &samples);
+    let view = {
+        let slo_view = crate::ops::slo::RunView::new(&data, &spans, None);
+        let extras = extras(&slo_view, policy.as_ref());
+        crate::html::run::view(&data, &rep, &judged, &samples, &extras)
+    };
     let config = data
         .of_type("infer.session")
         .next()
@@ -114,6 +120,7 @@ fn build(conn: &Connection, run: &str, cfg: &PageConfig, many: bool) -> Result<B
         std::mem::forget(data);
     }
     Ok(Built {
+        has_policy,
         view,
         judged,
         json: rep.json,
@@ -121,6 +128,47 @@ fn build(conn: &Connection, run: &str, cfg: &PageConfig, many: bool) -> Result<B
         model,
         workload,
     })
+}
+
+/// The run's attainment curves (for the policy's criteria, joint with the
+/// policy; TTFT and E2E without one) and its capacity sweeps (with a policy
+/// that sets targets), from the functions `slo curve` and `slo capacity`
+/// call, so the page and those commands give the same figures.
+fn extras<'a>(
+    view: &'a crate::ops::slo::RunView,
+    policy: Option<&(Policy, PolicySource)>,
+) -> crate::html::run::Extras<'a> {
+    use crate::ops::slo::{capacity, curve};
+    use crate::slo::CriterionKey;
+    let criteria: Vec<CriterionKey> = match policy {
+        Some((p, _)) => p.criteria.iter().map(|c| c.key).collect(),
+        None => ["client.ttft", "client.e2e"]
+            .iter()
+            .filter_map(|k| CriterionKey::from_key(k))
+            .collect(),
+    };
+    let curves = curve::curves(
+        view,
+        &curve::CurveConfig {
+            criteria,
+            thresholds: None,
+            joint: policy.cloned(),
+        },
+    );
+    let sweeps = match policy {
+        Some((p, source))
+            if p.attainment_target.is_some()
+                || p.criteria.iter().any(|c| c.attainment_target.is_some()) =>
+        {
+            capacity::sweeps(capacity::points(view, p, *source, capacity::Load::Auto))
+        }
+        _ => Vec::new(),
+    };
+    crate::html::run::Extras {
+        curves,
+        sweeps,
+        spans: view.spans(),
+    }
 }
 
 /// Each case's judgement from its `slo` block in the report.
@@ -134,12 +182,34 @@ fn judgements(run_id: &str, report: &Value, policy: &Policy) -> Vec<CaseJudgemen
         .collect()
 }
 
+/// A page and the judgements it shows, for `--check`.
+#[derive(Debug)]
+pub struct Page {
+    pub html: String,
+    /// Every judged case of every run on the page.
+    pub judged: Vec<CaseJudgement>,
+    /// Runs without a policy to judge them by.
+    pub unjudged: Vec<String>,
+    /// Runs left out of a project page, with why.
+    pub warnings: Vec<String>,
+}
+
 /// The page of one run.
-pub fn run_page(conn: &Connection, run: &str, cfg: &PageConfig) -> Result<String, PageError> {
+pub fn run_page(conn: &Connection, run: &str, cfg: &PageConfig) -> Result<Page, PageError> {
     let b = build(conn, run, cfg, false)?;
-    crate::html::run::render(&b.view).map_err(|message| PageError {
+    let html = crate::html::run::render(&b.view).map_err(|message| PageError {
         message,
         exit: Exit::Unexpected,
+    })?;
+    Ok(Page {
+        html,
+        unjudged: if b.has_policy {
+            vec![]
+        } else {
+            vec![run.to_owned()]
+        },
+        judged: b.judged,
+        warnings: vec![],
     })
 }
 
@@ -149,12 +219,18 @@ pub fn project_page(
     conn: &Connection,
     runs: &[String],
     cfg: &PageConfig,
-) -> Result<(String, Vec<String>), PageError> {
+) -> Result<Page, PageError> {
     let mut built = Vec::new();
     let mut warnings = Vec::new();
+    let mut judged = Vec::new();
+    let mut unjudged = Vec::new();
     for id in runs {
         match build(conn, id, cfg, true) {
             Ok(b) => {
+                if !b.has_policy {
+                    unjudged.push(id.clone());
+                }
+                judged.extend(b.judged.iter().cloned());
                 let mut view = b.view;
                 // The project page keeps each run's identity, case table and
                 // load chart; the per-case distributions are on its own page.
@@ -174,10 +250,15 @@ pub fn project_page(
         }
     }
     let policy = cfg.policy.as_ref().map(|(p, _)| p.name.clone());
-    let page =
+    let html =
         crate::html::project::render(&built, policy.as_deref()).map_err(|message| PageError {
             message,
             exit: Exit::Unexpected,
         })?;
-    Ok((page, warnings))
+    Ok(Page {
+        html,
+        judged,
+        unjudged,
+        warnings,
+    })
 }

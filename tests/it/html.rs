@@ -263,6 +263,23 @@ fn compare_page_of_a_conformance_case() {
     check("compare", &html);
     assert!(html.contains("Comparability"));
     assert!(html.contains("client.ttft.p50"));
+    // Both arms' distributions on one plot, each run's line through its own
+    // report's quantiles: the baseline's first run's TTFT p50 .. p99 first.
+    let out = run_in(
+        &dir,
+        &["infer", "analyze", "baseline_b1.jsonl", "--format", "json"],
+    );
+    let b1: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (case, c) = b1["cases"].as_object().unwrap().iter().next().unwrap();
+    let fig = figure(&html, &format!("TTFT distributions, case {case}"));
+    let q = &c["latency"]["metrics"]["client.ttft"]["successful"];
+    let want: Vec<f64> = ["p50", "p90", "p95", "p99"]
+        .iter()
+        .map(|p| q[*p]["value_ms"].as_f64().unwrap())
+        .collect();
+    assert_eq!(data(fig, "data-x")[..4], want[..]);
+    assert_eq!(data(fig, "data-y")[..4], [0.5, 0.9, 0.95, 0.99]);
+    assert!(fig.contains("baseline") && fig.contains("candidate"));
     snapshot("html_compare", &html);
 }
 
@@ -290,6 +307,45 @@ fn hostile_text_from_an_artifact_is_shown_as_text() {
     );
     for (name, html) in [
         (
+            "slo frontier",
+            page(
+                tmp.path(),
+                &[
+                    "slo",
+                    "frontier",
+                    run_id,
+                    "--target",
+                    "0.5",
+                    "--criterion",
+                    "ttft",
+                ],
+            ),
+        ),
+        (
+            "slo binding",
+            page(
+                tmp.path(),
+                &[
+                    "slo", "binding", run_id, "--slo", "ttft:200", "--slo", "e2e:300",
+                ],
+            ),
+        ),
+        (
+            "slo diff",
+            page(
+                tmp.path(),
+                &[
+                    "slo",
+                    "diff",
+                    run_id,
+                    "--slo",
+                    "ttft:200",
+                    "--against",
+                    "ttft:100",
+                ],
+            ),
+        ),
+        (
             "run",
             page(tmp.path(), &["report", run_id, "--slo", "ttft:200@95%"]),
         ),
@@ -313,8 +369,9 @@ fn hostile_text_from_an_artifact_is_shown_as_text() {
             shown.contains("&quot;&gt;&lt;img src=x onerror=alert(1)&gt;"),
             "{name}: the case id shows"
         );
+        // The slo pages do not name the model.
         assert!(
-            shown.contains("&lt;b&gt;&amp;amp&lt;/b&gt;"),
+            name.starts_with("slo") || shown.contains("&lt;b&gt;&amp;amp&lt;/b&gt;"),
             "{name}: the model shows"
         );
         let _ = case_id;
@@ -384,20 +441,388 @@ fn slo_curve_and_capacity_pages() {
         "the capacity point is marked"
     );
     snapshot("html_slo_capacity", &capacity);
-    // Commands without a page say so.
+}
+
+const TIGHT: &str = "format = \"stormlog.infer.slo\"\nversion = 1\nname = \"tight\"\nattainment_target = 0.9\n\
+     [[criteria]]\nmetric = \"ttft\"\nboundary = \"client\"\nmax_ms = 50\nattainment_target = 0.95\n\
+     [[criteria]]\nmetric = \"e2e\"\nboundary = \"client\"\nmax_ms = 400\n";
+
+/// The `<figure>` whose caption is `title` (panics when there is none).
+fn figure<'a>(html: &'a str, title: &str) -> &'a str {
+    let at = html
+        .find(&format!("<figcaption>{title}</figcaption>"))
+        .unwrap_or_else(|| panic!("no chart {title:?}"));
+    let end = html[at..].find("</figure>").unwrap() + at;
+    &html[at..end]
+}
+
+/// Every value of attribute `name` in `svg`, in order.
+fn data(svg: &str, name: &str) -> Vec<f64> {
+    let pat = format!(" {name}=\"");
+    svg.match_indices(&pat)
+        .map(|(i, _)| {
+            let rest = &svg[i + pat.len()..];
+            rest[..rest.find('"').unwrap()].parse::<f64>().unwrap()
+        })
+        .collect()
+}
+
+fn json_of(dir: &Path, args: &[&str]) -> serde_json::Value {
+    let mut full = vec!["--db", "p.db"];
+    full.extend_from_slice(args);
+    full.extend_from_slice(&["--format", "json"]);
+    let out = run_in(dir, &full);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn the_run_pages_charts_carry_the_reports_and_the_slo_commands_figures() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tj = fixtures().join("cases/telemetry_joined");
+    ingest(
+        tmp.path(),
+        &[&tj.join("artifact.jsonl"), &tj.join("telemetry.jsonl")],
+    );
+    std::fs::write(tmp.path().join("tight.toml"), TIGHT).unwrap();
+    let html = page(
+        tmp.path(),
+        &[
+            "report",
+            "telemetry_joined",
+            "--direct-server",
+            "--slo-file",
+            "tight.toml",
+        ],
+    );
+    check("sweep run", &html);
+    // The attainment curve is `slo curve`'s, point for point.
+    let curves = json_of(
+        tmp.path(),
+        &[
+            "slo",
+            "curve",
+            "telemetry_joined",
+            "--criterion",
+            "ttft",
+            "--criterion",
+            "e2e",
+        ],
+    );
+    for c in curves.as_array().unwrap() {
+        let fig = figure(
+            &html,
+            &format!(
+                "Attainment against {} threshold, case {}",
+                c["criterion"].as_str().unwrap(),
+                c["case"].as_str().unwrap()
+            ),
+        );
+        let pts = c["points"].as_array().unwrap();
+        let xs: Vec<f64> = pts
+            .iter()
+            .map(|p| p["threshold_ms"].as_f64().unwrap())
+            .collect();
+        let ys: Vec<f64> = pts
+            .iter()
+            .map(|p| p["attainment_lower"].as_f64().unwrap())
+            .collect();
+        assert_eq!(data(fig, "data-x"), xs);
+        assert_eq!(data(fig, "data-y"), ys);
+    }
+    // The capacity sweep is `slo capacity`'s: its loads, attainments and point.
+    let sweeps = json_of(
+        tmp.path(),
+        &[
+            "slo",
+            "capacity",
+            "telemetry_joined",
+            "--slo-file",
+            "tight.toml",
+        ],
+    );
+    let sweep = &sweeps[0];
+    let fig = figure(
+        &html,
+        "Capacity: attainment against load, sweep 1 (bracketed)",
+    );
+    let mut xs = Vec::new();
+    let mut ys = Vec::new();
+    for name in ["joint", "client.ttft"] {
+        for p in sweep["points"].as_array().unwrap() {
+            let t = p["targets"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["name"] == name)
+                .unwrap();
+            xs.push(p["load"].as_f64().unwrap());
+            ys.push(t["attainment_lower"].as_f64().unwrap());
+        }
+    }
+    assert_eq!(data(fig, "data-x"), xs);
+    assert_eq!(data(fig, "data-y"), ys);
+    assert!(fig.contains("capacity 4.25"));
+    assert_eq!(
+        sweep["capacity"].as_f64().map(|c| (c * 100.0).round()),
+        Some(425.0)
+    );
+    // The throughput-latency curve: each case's throughput and percentiles
+    // as the report gives them, in the order of the cases' load.
+    let report = json_of(
+        tmp.path(),
+        &[
+            "report",
+            "telemetry_joined",
+            "--direct-server",
+            "--slo-file",
+            "tight.toml",
+        ],
+    );
+    let fig = figure(&html, "Throughput against latency");
+    let cases = report["cases"].as_object().unwrap();
+    let mut keyed: Vec<&serde_json::Value> = cases.values().collect();
+    keyed.sort_by(|a, b| {
+        a["arrivals"]["peak_in_flight"]
+            .as_f64()
+            .unwrap()
+            .total_cmp(&b["arrivals"]["peak_in_flight"].as_f64().unwrap())
+    });
+    let thr: Vec<f64> = keyed
+        .iter()
+        .map(|c| c["throughput"]["requests_per_second"].as_f64().unwrap())
+        .collect();
+    let ttft_p50: Vec<f64> = keyed
+        .iter()
+        .map(|c| {
+            c["latency"]["metrics"]["client.ttft"]["successful"]["p50"]["value_ms"]
+                .as_f64()
+                .unwrap()
+        })
+        .collect();
+    let xs = data(fig, "data-x");
+    assert_eq!(xs[..thr.len()], thr[..]);
+    assert_eq!(data(fig, "data-y")[..thr.len()], ttft_p50[..]);
+    // --check with a page: the page is written and the gate decides the
+    // exit (c8 misses the tight policy: 4).
     let out = run_in(
         tmp.path(),
         &[
             "--db",
             "p.db",
+            "report",
+            "telemetry_joined",
+            "--slo-file",
+            "tight.toml",
+            "--check",
+            "--format",
+            "html",
+            "-o",
+            "gated.html",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("check failed: run telemetry_joined case c8_in128_out24: missed"));
+    check(
+        "gated",
+        &std::fs::read_to_string(tmp.path().join("gated.html")).unwrap(),
+    );
+    let out = run_in(
+        tmp.path(),
+        &[
+            "--db",
+            "p.db",
+            "report",
+            "telemetry_joined",
+            "--slo",
+            "ttft:1000@50%",
+            "--check",
+            "--format",
+            "html",
+            "-o",
+            "passed.html",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // No policy at all: nothing to judge, the gate fails (4) and says why.
+    let out = run_in(
+        tmp.path(),
+        &[
+            "--db",
+            "p.db",
+            "report",
+            "--all",
+            "--check",
+            "--format",
+            "html",
+            "-o",
+            "none.html",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no SLO policy to judge it by"));
+    assert!(tmp.path().join("none.html").exists());
+}
+
+#[test]
+fn vllm_gauges_and_server_ttft_on_the_run_page() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases = fixtures().join("cases");
+    ingest(
+        tmp.path(),
+        &[
+            &cases.join("vllm_metrics/artifact.jsonl"),
+            &cases.join("vllm_spans/artifact.jsonl"),
+        ],
+    );
+    let html = page(tmp.path(), &["report", "vllm_metrics"]);
+    check("vllm_metrics", &html);
+    let report = json_of(tmp.path(), &["report", "vllm_metrics"]);
+    let fig = figure(&html, "vLLM running and waiting requests");
+    // The dots are the report's gauge means: running, then waiting, per case.
+    let mut means = Vec::new();
+    for (_, c) in report["telemetry"]["vllm"]["cases"].as_object().unwrap() {
+        for key in ["running_requests", "queue_depth"] {
+            means.push(
+                c["engines"]["0"]["gauges"][key]["stats"]["_"]["mean"]
+                    .as_f64()
+                    .unwrap(),
+            );
+        }
+    }
+    assert_eq!(data(fig, "data-x"), means);
+    snapshot("html_run_vllm_metrics", &html);
+    let spans = page(tmp.path(), &["report", "vllm_spans"]);
+    check("vllm_spans", &spans);
+    let fig = figure(
+        &spans,
+        "Server TTFT against client TTFT, case c2_in64_out20",
+    );
+    assert!(fig.contains("server (spans)"));
+    // The table's server p50 is the report's server.ttft p50 (same rounding).
+    let report = json_of(tmp.path(), &["report", "vllm_spans"]);
+    let p50 = report["cases"]["c2_in64_out20"]["latency"]["metrics"]["server.ttft"]["successful"]
+        ["p50"]["value_ms"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        fig.contains(&format!(
+            "<td>server (spans)</td><td>30</td><td>{}</td>",
+            stormlog::html::svg::fmt_num(p50)
+        )),
+        "{fig}"
+    );
+}
+
+#[test]
+fn slo_frontier_binding_and_diff_pages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tj = fixtures().join("cases/telemetry_joined");
+    ingest(tmp.path(), &[&tj.join("artifact.jsonl")]);
+    std::fs::write(tmp.path().join("tight.toml"), TIGHT).unwrap();
+    let frontier = page(
+        tmp.path(),
+        &[
+            "slo",
+            "frontier",
+            "telemetry_joined",
+            "--target",
+            "0.9",
+            "--criterion",
+            "ttft",
+        ],
+    );
+    check("frontier", &frontier);
+    let rows = json_of(
+        tmp.path(),
+        &[
+            "slo",
+            "frontier",
+            "telemetry_joined",
+            "--target",
+            "0.9",
+            "--criterion",
+            "ttft",
+        ],
+    );
+    let fig = figure(&frontier, "Frontier of client.ttft, run telemetry_joined");
+    let want: Vec<f64> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["threshold_ms"].as_f64().unwrap())
+        .collect();
+    assert_eq!(data(fig, "data-x"), want);
+    snapshot("html_slo_frontier", &frontier);
+    let binding = page(
+        tmp.path(),
+        &[
             "slo",
             "binding",
             "telemetry_joined",
             "--slo-file",
             "tight.toml",
-            "--format",
-            "html",
         ],
     );
-    assert_eq!(out.status.code(), Some(2));
+    check("binding", &binding);
+    let rows = json_of(
+        tmp.path(),
+        &[
+            "slo",
+            "binding",
+            "telemetry_joined",
+            "--slo-file",
+            "tight.toml",
+        ],
+    );
+    let c8 = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["case"] == "c8_in128_out24")
+        .unwrap();
+    let fig = figure(
+        &binding,
+        "Binding criteria, run telemetry_joined, case c8_in128_out24",
+    );
+    let xs = data(fig, "data-x");
+    assert_eq!(xs[0], c8["joint_lower"].as_f64().unwrap());
+    assert_eq!(
+        xs[1],
+        c8["criteria"][0]["attainment_lower"].as_f64().unwrap()
+    );
+    assert!(fig.contains("client.ttft ≤ 50 ms (binds)"));
+    snapshot("html_slo_binding", &binding);
+    let diff = page(
+        tmp.path(),
+        &[
+            "slo",
+            "diff",
+            "telemetry_joined",
+            "--slo-file",
+            "tight.toml",
+            "--against",
+            "ttft:500",
+            "--against",
+            "e2e:4000",
+        ],
+    );
+    check("diff", &diff);
+    assert!(diff.contains("Attainment under both policies, run telemetry_joined"));
+    snapshot("html_slo_diff", &diff);
 }
