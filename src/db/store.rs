@@ -67,6 +67,23 @@ pub struct Writer<'c> {
     pack: RequestPacker<'c>,
     /// The fact lines of the execution import's bulk records.
     facts: super::execution::FactWriter<'c>,
+    /// Whether every record is stored (a kept database), or only what a
+    /// report reads ([`Writer::report_only`]).
+    keep_all: bool,
+}
+
+/// What no report reads (artifact.md §3.7): `infer.first_content`,
+/// `infer.phase_start`, `infer.summary`. A scratch database for one report
+/// leaves them out; a kept one stores them like every record.
+fn unread_by_report(row: &Row) -> bool {
+    let event_type = match row.table {
+        Some(t) => Some(TABLES[t].event_type),
+        None => row.event_type.as_deref(),
+    };
+    matches!(
+        event_type,
+        Some("infer.first_content") | Some("infer.phase_start") | Some("infer.summary")
+    )
 }
 
 /// A table rows are written to, and the rows waiting for it.
@@ -314,10 +331,19 @@ impl<'c> Writer<'c> {
             targets,
             conn,
             facts: super::execution::FactWriter::new(conn)?,
+            keep_all: true,
             context: conn
                 .prepare(sql::INGEST_INSERT_CONTEXT.sql)
                 .map_err(DbError::query(&sql::INGEST_INSERT_CONTEXT))?,
         })
+    }
+
+    /// The writer of a scratch database for one report (`infer analyze`):
+    /// the records no report reads are not stored. The same ingest, with
+    /// this one filter; nothing else outlives the command.
+    pub fn report_only(mut self, yes: bool) -> Self {
+        self.keep_all = !yes;
+        self
     }
 
     pub fn context(&mut self, seq: i64, id: &str, context: &Value) -> Result<(), DbError> {
@@ -333,6 +359,9 @@ impl<'c> Writer<'c> {
     /// [`Writer::finish`]); values are bound in place (text borrowed from the
     /// rows' lines), not collected into a parameter list.
     pub fn row(&mut self, seq: i64, row: Row) -> Result<(), DbError> {
+        if !self.keep_all && unread_by_report(&row) {
+            return Ok(());
+        }
         let slot = row.table.unwrap_or(TABLES.len());
         if row.table.is_none() {
             let body = match &row.body {
@@ -1516,6 +1545,44 @@ mod tests {
                 assert_eq!((*ds, id.as_str()), (seq, format!("r{i}").as_str()));
                 seq += 1;
             }
+        }
+    }
+
+    /// A scratch database for one report leaves out what no report reads;
+    /// a kept one stores every record.
+    #[test]
+    fn a_report_only_ingest_leaves_out_what_no_report_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let artifact = dir.path().join("a.jsonl");
+        let mut text = session_line();
+        for line in [
+            r#"{"event_type": "infer.phase_start", "schema_version": 1, "case_id": "c"}"#,
+            r#"{"event_type": "infer.dispatch", "schema_version": 1, "request_id": "r0", "x_request_id": "x0"}"#,
+            r#"{"event_type": "infer.first_content", "schema_version": 1, "request_id": "r0"}"#,
+            r#"{"event_type": "infer.request", "schema_version": 1, "request_id": "r0", "status": "ok"}"#,
+            r#"{"event_type": "infer.summary", "schema_version": 1, "summary": {}}"#,
+            r#"{"event_type": "infer.note", "schema_version": 1}"#,
+        ] {
+            text.push_str(line);
+            text.push('\n');
+        }
+        std::fs::write(&artifact, &text).unwrap();
+        let count =
+            |c: &Connection, sql: &str| -> i64 { c.query_row(sql, [], |r| r.get(0)).unwrap() };
+        for analyze in [false, true] {
+            let mut conn = crate::db::open_memory().unwrap();
+            let opts = crate::ingest::Options {
+                analyze,
+                ..Default::default()
+            };
+            crate::ingest::ingest_artifact(&mut conn, &artifact, &opts).unwrap();
+            let kept = i64::from(!analyze);
+            assert_eq!(count(&conn, "SELECT count(*) FROM first_contents"), kept);
+            assert_eq!(count(&conn, "SELECT count(*) FROM records"), 1 + 2 * kept);
+            assert_eq!(count(&conn, "SELECT count(*) FROM dispatches"), 1);
+            assert_eq!(count(&conn, "SELECT count(*) FROM requests"), 1);
+            // The run's record count is the file's either way.
+            assert_eq!(count(&conn, "SELECT record_count FROM runs"), 7);
         }
     }
 
