@@ -120,8 +120,11 @@ CREATE TABLE phase_windows (
     window_s      REAL GENERATED ALWAYS AS ((drained_at_ns - started_at_ns) / 1e9) VIRTUAL,
     started_at    TEXT GENERATED ALWAYS AS (strftime('%Y-%m-%dT%H:%M:%fZ', started_at_ns / 1e9, 'unixepoch')) VIRTUAL,
     drained_at    TEXT GENERATED ALWAYS AS (strftime('%Y-%m-%dT%H:%M:%fZ', drained_at_ns / 1e9, 'unixepoch')) VIRTUAL,
-    started_at_ms INTEGER GENERATED ALWAYS AS (started_at_ns / 1000000) VIRTUAL,
-    drained_at_ms INTEGER GENERATED ALWAYS AS (drained_at_ns / 1000000) VIRTUAL,
+    -- A time past 64 bits has no INTEGER milliseconds: NULL there, as in the views (0011).
+    started_at_ms INTEGER GENERATED ALWAYS AS
+        (CASE WHEN typeof(started_at_ns) = 'integer' THEN started_at_ns / 1000000 END) VIRTUAL,
+    drained_at_ms INTEGER GENERATED ALWAYS AS
+        (CASE WHEN typeof(drained_at_ns) = 'integer' THEN drained_at_ns / 1000000 END) VIRTUAL,
     PRIMARY KEY (run_id, seq)
 ) STRICT, WITHOUT ROWID;
 

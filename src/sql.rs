@@ -140,6 +140,15 @@ query!(TELEMETRY_LIST_FILES, "telemetry/list_files");
 query!(TELEMETRY_LOAD_SAMPLES, "telemetry/load_samples");
 query!(TELEMETRY_UPSERT_IDENTITY, "telemetry/upsert_identity");
 
+// The per-request records beside `infer.request` (migrations/0012).
+query!(INGEST_DELETE_DISPATCHES, "ingest/delete_dispatches");
+query!(INGEST_DELETE_FIRST_CONTENTS, "ingest/delete_first_contents");
+query!(INSERT_DISPATCHES, "ingest/insert_dispatches");
+query!(INSERT_FIRST_CONTENTS, "ingest/insert_first_contents");
+query!(LOAD_FIRST_CONTENTS, "load/first_contents");
+query!(MIGRATE_DELETE_RECORD, "migrate/delete_record");
+query!(MIGRATE_RECORDS_OF_TYPE, "migrate/records_of_type");
+
 /// Every registered statement.
 pub const ALL: &[Query] = &[
     MIGRATE_REQUESTS_WITH_EXTRA,
@@ -241,6 +250,13 @@ pub const ALL: &[Query] = &[
     TELEMETRY_LIST_FILES,
     TELEMETRY_LOAD_SAMPLES,
     TELEMETRY_UPSERT_IDENTITY,
+    INGEST_DELETE_DISPATCHES,
+    INGEST_DELETE_FIRST_CONTENTS,
+    INSERT_DISPATCHES,
+    INSERT_FIRST_CONTENTS,
+    LOAD_FIRST_CONTENTS,
+    MIGRATE_DELETE_RECORD,
+    MIGRATE_RECORDS_OF_TYPE,
 ];
 
 /// The statements that clear a run's artifact rows (attached files stay).
@@ -260,4 +276,6 @@ pub const DELETE_ARTIFACT: &[Query] = &[
     INGEST_DELETE_VLLM_SCRAPES,
     INGEST_DELETE_VLLM_SPANS,
     INGEST_DELETE_WORKLOADS,
+    INGEST_DELETE_DISPATCHES,
+    INGEST_DELETE_FIRST_CONTENTS,
 ];

@@ -1,8 +1,7 @@
--- A run's `infer.dispatch` records, in file order: read only for the vLLM
--- execution block (report.md §6.4), whose request-to-case map counts them
--- beside the requests; the analysis load leaves them out otherwise.
+-- The `infer.dispatch` records of one run, in file order.
 -- Parameters: :run_id
--- Columns: seq, body
-SELECT seq, body FROM records INDEXED BY records_type
-WHERE run_id = :run_id AND event_type = 'infer.dispatch'
+-- Columns: seq, schema_version, session_id, request_id, x_request_id, case_id, phase, intended_at_ns, started_at_ns, timestamp_ns, nulls, extra
+SELECT seq, schema_version, session_id, request_id, x_request_id, case_id, phase, intended_at_ns, started_at_ns, timestamp_ns, nulls, extra
+FROM dispatches
+WHERE run_id = :run_id
 ORDER BY seq

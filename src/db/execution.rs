@@ -198,23 +198,3 @@ pub fn load(
     records.extend(decoded);
     Ok(())
 }
-
-/// A run's `infer.dispatch` records, each cut to the fields the execution
-/// block reads (`event_type`, `request_id`, `case_id`, `x_request_id`):
-/// there is one per request, and only this map needs them.
-pub fn load_dispatches(conn: &Connection, run_id: &str) -> Result<Vec<(i64, Value)>, DbError> {
-    use rayon::prelude::*;
-    texts(conn, &sql::LOAD_DISPATCHES, run_id)?
-        .into_par_iter()
-        .map(|(seq, text)| {
-            let mut m = parsed(seq, &text)?;
-            m.retain(|k, _| {
-                matches!(
-                    k.as_str(),
-                    "event_type" | "request_id" | "case_id" | "x_request_id"
-                )
-            });
-            Ok((seq, Value::Object(m)))
-        })
-        .collect()
-}

@@ -67,6 +67,23 @@ pub struct Writer<'c> {
     pack: RequestPacker<'c>,
     /// The fact lines of the execution import's bulk records.
     facts: super::execution::FactWriter<'c>,
+    /// Whether every record is stored (a kept database), or only what a
+    /// report reads ([`Writer::report_only`]).
+    keep_all: bool,
+}
+
+/// What no report reads (artifact.md §3.7): `infer.first_content`,
+/// `infer.phase_start`, `infer.summary`. A scratch database for one report
+/// leaves them out; a kept one stores them like every record.
+fn unread_by_report(row: &Row) -> bool {
+    let event_type = match row.table {
+        Some(t) => Some(TABLES[t].event_type),
+        None => row.event_type.as_deref(),
+    };
+    matches!(
+        event_type,
+        Some("infer.first_content") | Some("infer.phase_start") | Some("infer.summary")
+    )
 }
 
 /// A table rows are written to, and the rows waiting for it.
@@ -314,10 +331,19 @@ impl<'c> Writer<'c> {
             targets,
             conn,
             facts: super::execution::FactWriter::new(conn)?,
+            keep_all: true,
             context: conn
                 .prepare(sql::INGEST_INSERT_CONTEXT.sql)
                 .map_err(DbError::query(&sql::INGEST_INSERT_CONTEXT))?,
         })
+    }
+
+    /// The writer of a scratch database for one report (`infer analyze`):
+    /// the records no report reads are not stored. The same ingest, with
+    /// this one filter; nothing else outlives the command.
+    pub fn report_only(mut self, yes: bool) -> Self {
+        self.keep_all = !yes;
+        self
     }
 
     pub fn context(&mut self, seq: i64, id: &str, context: &Value) -> Result<(), DbError> {
@@ -333,6 +359,9 @@ impl<'c> Writer<'c> {
     /// [`Writer::finish`]); values are bound in place (text borrowed from the
     /// rows' lines), not collected into a parameter list.
     pub fn row(&mut self, seq: i64, row: Row) -> Result<(), DbError> {
+        if !self.keep_all && unread_by_report(&row) {
+            return Ok(());
+        }
         let slot = row.table.unwrap_or(TABLES.len());
         if row.table.is_none() {
             let body = match &row.body {
@@ -417,46 +446,51 @@ impl<'c> Writer<'c> {
         raw: &Map<String, Value>,
         transport: bool,
     ) -> Result<(), DbError> {
-        let row = match table_for(raw, transport) {
-            None => Row {
+        self.row(seq, row_of(seq, raw, transport))
+    }
+}
+
+/// A record that took the general path, encoded into the same
+/// [`Row`](crate::ingest::fast::Row) the fast path builds.
+fn row_of(seq: i64, raw: &Map<String, Value>, transport: bool) -> Row {
+    match table_for(raw, transport) {
+        None => Row {
+            line: String::new(),
+            table: None,
+            event_type: raw
+                .get("event_type")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            body: Field::Text(Value::Object(raw.clone()).to_string()),
+            derived: None,
+            schema_version: Field::Null,
+            fields: Vec::new(),
+            nulls: 0,
+            extra: None,
+            facts: Default::default(),
+        },
+        Some(spec) => {
+            let enc = split(spec, raw);
+            let derived = (spec.table == "requests").then(|| {
+                let view = Request::from_record(seq, raw);
+                (
+                    Field::Text(view.case_key.into()),
+                    Field::Text(view.status.into()),
+                )
+            });
+            Row {
                 line: String::new(),
-                table: None,
-                event_type: raw
-                    .get("event_type")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-                body: Field::Text(Value::Object(raw.clone()).to_string()),
-                derived: None,
-                schema_version: Field::Null,
-                fields: Vec::new(),
-                nulls: 0,
-                extra: None,
+                table: TABLES.iter().position(|t| t.table == spec.table),
+                event_type: None,
+                body: Field::Null,
+                derived,
+                schema_version: enc.schema_version.into(),
+                fields: enc.fields.into_iter().map(Field::from).collect(),
+                nulls: enc.nulls,
+                extra: enc.extra,
                 facts: Default::default(),
-            },
-            Some(spec) => {
-                let enc = split(spec, raw);
-                let derived = (spec.table == "requests").then(|| {
-                    let view = Request::from_record(seq, raw);
-                    (
-                        Field::Text(view.case_key.into()),
-                        Field::Text(view.status.into()),
-                    )
-                });
-                Row {
-                    line: String::new(),
-                    table: TABLES.iter().position(|t| t.table == spec.table),
-                    event_type: None,
-                    body: Field::Null,
-                    derived,
-                    schema_version: enc.schema_version.into(),
-                    fields: enc.fields.into_iter().map(Field::from).collect(),
-                    nulls: enc.nulls,
-                    extra: enc.extra,
-                    facts: Default::default(),
-                }
             }
-        };
-        self.row(seq, row)
+        }
     }
 }
 
@@ -596,6 +630,9 @@ pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
                 }
                 data.samples.push(s);
             })?,
+            // One of each per request, and never read by the analysis but
+            // for the execution block's map (load_dispatches).
+            "dispatches" | "first_contents" => {}
             _ => load_table(conn, spec, run_id, |seq, fields, nulls, extra, sv| {
                 let raw = tables::rebuild(spec, sv, fields, nulls, extra);
                 data.records
@@ -625,11 +662,94 @@ pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
     }
     data.records.sort_unstable_by_key(|(seq, _)| *seq);
     if crate::analysis::execution::needs_dispatches(&data.records, &data.execution_facts) {
-        data.dispatches = super::execution::load_dispatches(conn, run_id)?;
+        data.dispatches = load_dispatches(conn, run_id)?;
     }
     // The requests come in order (load_requests).
     data.samples.sort_unstable_by_key(|s| s.seq);
     Ok(data)
+}
+
+/// A run's `infer.dispatch` records, each cut to the fields the execution
+/// block reads (`event_type`, `request_id`, `case_id`, `x_request_id`):
+/// there is one per request, and only this map needs them.
+pub fn load_dispatches(conn: &Connection, run_id: &str) -> Result<Vec<(i64, Value)>, DbError> {
+    let spec =
+        tables::spec("dispatches").ok_or_else(|| DbError::Other("no dispatches table".into()))?;
+    let mut out = Vec::new();
+    load_table(conn, spec, run_id, |seq, fields, nulls, extra, sv| {
+        let mut m = tables::rebuild(spec, sv, fields, nulls, extra);
+        m.retain(|k, _| {
+            matches!(
+                k.as_str(),
+                "event_type" | "request_id" | "case_id" | "x_request_id"
+            )
+        });
+        out.push((seq, Value::Object(m)));
+    })?;
+    Ok(out)
+}
+
+/// The record types a migration gave typed tables to, moved there from
+/// `records` (migrations/0012): each body split as an ingest splits it
+/// ([`table_for`], [`split`]), so a moved row is the row an ingest of the
+/// same record writes now. A body that does not parse as an object stays
+/// where it is (export reads both tables). Returns the rows moved.
+pub fn move_to_typed_tables(conn: &Connection, event_types: &[&str]) -> Result<u64, DbError> {
+    let (select, delete) = (&sql::MIGRATE_RECORDS_OF_TYPE, &sql::MIGRATE_DELETE_RECORD);
+    let mut moved = 0u64;
+    for event_type in event_types {
+        let rows: Vec<(String, i64, String)> = conn
+            .prepare(select.sql)
+            .and_then(|mut s| {
+                s.query_map(rusqlite::named_params! {":event_type": event_type}, |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })?
+                .collect()
+            })
+            .map_err(DbError::query(select))?;
+        let mut drop_row = conn.prepare(delete.sql).map_err(DbError::query(delete))?;
+        let mut inserts: Vec<Option<Insert>> = (0..TABLES.len()).map(|_| None).collect();
+        for (run_id, seq, body) in rows {
+            // The body is the line as read (or, from the general path, the
+            // record as JSON): prepared as an ingest prepares a line. A body
+            // the general path wrote may spell NaN or a big integer as its
+            // marked string (pyjson's sentinels): only that path reads it so.
+            let marked = body.contains("\\u0001");
+            let prepared = match marked {
+                false => crate::ingest::fast::prepare(body),
+                true => match crate::pyjson::parse(&body) {
+                    Ok(v) => crate::ingest::fast::Prepared::Value(v),
+                    Err(_) => continue,
+                },
+            };
+            let row = match prepared {
+                crate::ingest::fast::Prepared::Row(row) => *row,
+                crate::ingest::fast::Prepared::Value(Value::Object(raw)) => {
+                    // (Whether it came by the transport matters only to
+                    // `infer.request`, which is not moved.)
+                    row_of(seq, &raw, false)
+                }
+                _ => continue,
+            };
+            let Some(t) = row.table.filter(|&t| TABLES[t].table != "requests") else {
+                continue;
+            };
+            let spec = &TABLES[t];
+            let insert = match &mut inserts[t] {
+                Some(insert) => insert,
+                slot => slot.insert(
+                    Insert::prepare(conn, spec.insert.sql).map_err(DbError::query(&spec.insert))?,
+                ),
+            };
+            store_rows(insert, Some(spec), &run_id, &[(seq, row)])
+                .map_err(DbError::query(&spec.insert))?;
+            drop_row
+                .execute(rusqlite::named_params! {":run_id": run_id, ":seq": seq})
+                .map_err(DbError::query(delete))?;
+            moved += 1;
+        }
+    }
+    Ok(moved)
 }
 
 /// Runs at least this large are read by two connections at once, each one
@@ -1512,15 +1632,15 @@ mod tests {
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap();
-        let records: Vec<(i64, String)> = conn
-            .prepare("SELECT seq, body FROM records ORDER BY seq")
+        let dispatches: Vec<(i64, String)> = conn
+            .prepare("SELECT seq, request_id FROM dispatches ORDER BY rowid")
             .unwrap()
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap();
         assert_eq!(requests.len(), n);
-        assert_eq!(records.len(), n.div_ceil(5));
+        assert_eq!(dispatches.len(), n.div_ceil(5));
         // Sequence numbers count every record of the file in order.
         let mut seq = 1; // the session is record 0
         for (i, (s, id, ttft, nulls)) in requests.iter().enumerate() {
@@ -1529,11 +1649,48 @@ mod tests {
             assert_eq!(*nulls != 0, i % 4 == 0, "request {i}");
             seq += 1;
             if i % 5 == 0 {
-                let (rs, body) = &records[i / 5];
-                assert_eq!(*rs, seq);
-                assert!(body.contains(&format!("\"r{i}\"")), "{body}");
+                let (ds, id) = &dispatches[i / 5];
+                assert_eq!((*ds, id.as_str()), (seq, format!("r{i}").as_str()));
                 seq += 1;
             }
+        }
+    }
+
+    /// A scratch database for one report leaves out what no report reads;
+    /// a kept one stores every record.
+    #[test]
+    fn a_report_only_ingest_leaves_out_what_no_report_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let artifact = dir.path().join("a.jsonl");
+        let mut text = session_line();
+        for line in [
+            r#"{"event_type": "infer.phase_start", "schema_version": 1, "case_id": "c"}"#,
+            r#"{"event_type": "infer.dispatch", "schema_version": 1, "request_id": "r0", "x_request_id": "x0"}"#,
+            r#"{"event_type": "infer.first_content", "schema_version": 1, "request_id": "r0"}"#,
+            r#"{"event_type": "infer.request", "schema_version": 1, "request_id": "r0", "status": "ok"}"#,
+            r#"{"event_type": "infer.summary", "schema_version": 1, "summary": {}}"#,
+            r#"{"event_type": "infer.note", "schema_version": 1}"#,
+        ] {
+            text.push_str(line);
+            text.push('\n');
+        }
+        std::fs::write(&artifact, &text).unwrap();
+        let count =
+            |c: &Connection, sql: &str| -> i64 { c.query_row(sql, [], |r| r.get(0)).unwrap() };
+        for analyze in [false, true] {
+            let mut conn = crate::db::open_memory().unwrap();
+            let opts = crate::ingest::Options {
+                analyze,
+                ..Default::default()
+            };
+            crate::ingest::ingest_artifact(&mut conn, &artifact, &opts).unwrap();
+            let kept = i64::from(!analyze);
+            assert_eq!(count(&conn, "SELECT count(*) FROM first_contents"), kept);
+            assert_eq!(count(&conn, "SELECT count(*) FROM records"), 1 + 2 * kept);
+            assert_eq!(count(&conn, "SELECT count(*) FROM dispatches"), 1);
+            assert_eq!(count(&conn, "SELECT count(*) FROM requests"), 1);
+            // The run's record count is the file's either way.
+            assert_eq!(count(&conn, "SELECT record_count FROM runs"), 7);
         }
     }
 

@@ -46,7 +46,7 @@ pub struct TableSpec {
     pub load: Query,
 }
 
-// @generated from the column lists of migrations/0001_initial.sql; keep in step with queries/.
+// @generated from the column lists of migrations/0001_initial.sql (and 0012's); keep in step with queries/.
 pub static TABLES: &[TableSpec] = &[
     TableSpec {
         table: "sessions",
@@ -279,6 +279,37 @@ pub static TABLES: &[TableSpec] = &[
         ],
         insert: sql::INSERT_VLLM_SPANS,
         load: sql::LOAD_VLLM_SPANS,
+    },
+    TableSpec {
+        table: "dispatches",
+        event_type: "infer.dispatch",
+        fields: &[
+            ("session_id", Col::Text),
+            ("request_id", Col::Text),
+            ("x_request_id", Col::Text),
+            ("case_id", Col::Text),
+            ("phase", Col::Text),
+            ("intended_at_ns", Col::Int),
+            ("started_at_ns", Col::Int),
+            ("timestamp_ns", Col::Int),
+        ],
+        insert: sql::INSERT_DISPATCHES,
+        load: sql::LOAD_DISPATCHES,
+    },
+    TableSpec {
+        table: "first_contents",
+        event_type: "infer.first_content",
+        fields: &[
+            ("session_id", Col::Text),
+            ("request_id", Col::Text),
+            ("x_request_id", Col::Text),
+            ("case_id", Col::Text),
+            ("phase", Col::Text),
+            ("first_content_at_ns", Col::Int),
+            ("timestamp_ns", Col::Int),
+        ],
+        insert: sql::INSERT_FIRST_CONTENTS,
+        load: sql::LOAD_FIRST_CONTENTS,
     },
 ];
 

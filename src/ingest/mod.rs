@@ -113,7 +113,8 @@ pub struct Options {
     /// reference does: invalid UTF-8 by byte position only, and the recorded
     /// SLO policy (`infer.slo`) left for analyze to check in the reference's
     /// order. Otherwise ingest names the line, and refuses a file whose
-    /// policy a report would refuse.
+    /// policy a report would refuse. Its scratch database also leaves out
+    /// the records no report reads (`Writer::report_only`).
     pub analyze: bool,
 }
 
@@ -449,7 +450,7 @@ fn write_artifact(
                         let buffered = std::mem::take(buf);
                         sink = start_run(&tx, path, &run_id, opts, &mut outcome)?;
                         if matches!(sink, Sink::Write) {
-                            let mut w = Writer::new(&tx, &run_id)?;
+                            let mut w = Writer::new(&tx, &run_id)?.report_only(opts.analyze);
                             for p in buffered {
                                 write_pending(&mut w, p)?;
                             }
@@ -518,7 +519,7 @@ fn write_artifact(
         let buffered = std::mem::take(buf);
         sink = start_run(&tx, path, &run_id, opts, &mut outcome)?;
         if matches!(sink, Sink::Write) {
-            let mut w = Writer::new(&tx, &run_id)?;
+            let mut w = Writer::new(&tx, &run_id)?.report_only(opts.analyze);
             for p in buffered {
                 write_pending(&mut w, p)?;
             }

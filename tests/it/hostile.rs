@@ -421,7 +421,8 @@ fn defect_10_a_full_disk_or_a_read_only_database_names_both_files_and_what_to_do
         .execute_batch("VACUUM")
         .unwrap();
     let before = db_bytes(&db_path);
-    let other = fixtures().join("cases/burst/artifact.jsonl");
+    // (Large enough to need more than one new page of the database.)
+    let other = fixtures().join("cases/poisson/artifact.jsonl");
     let opts = stormlog::ingest::Options::default();
     {
         let mut conn = db::open(&db_path, Mode::ReadWrite).unwrap();
@@ -435,7 +436,7 @@ fn defect_10_a_full_disk_or_a_read_only_database_names_both_files_and_what_to_do
         assert_eq!(cli.exit, Exit::Database);
         assert_eq!(cli.exit.code(), 6);
         let m = &cli.message;
-        assert!(m.contains("burst/artifact.jsonl: not stored in "), "{m}");
+        assert!(m.contains("poisson/artifact.jsonl: not stored in "), "{m}");
         assert!(
             m.contains("p.db: the disk holding the database is full: free some space"),
             "{m}"
