@@ -9,6 +9,12 @@
 #
 # Needs python3 (stdlib) for the scaled inputs and the reference in a virtual
 # environment (created in bench/.venv unless REF points at a `stormlog` binary).
+# Inputs have a dispatch and a first-content record beside every request, as
+# real artifacts do (bench/scale_large.py). Each size also prints the read
+# floor (benches/floor.rs: read, find lines, scan every member on all cores)
+# and our commands as multiples of it, and, when python3 can import duckdb
+# (`pip install duckdb`, or bench/.venv), DuckDB's whole process computing
+# the per-case percentiles alone, beside our analyze.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZES=${SIZES:-"90000 300000"}
@@ -17,6 +23,8 @@ DATA=${DATA:-bench/out}
 mkdir -p "$DATA"
 cargo build --release --locked -q
 OURS=target/release/stormlog
+cargo bench --locked --no-run -q --bench floor 2>/dev/null
+FLOOR=$(ls -t target/release/deps/floor-* | grep -v '\.d$' | head -1)
 if [ -z "${REF:-}" ]; then
   if [ ! -x bench/.venv/bin/stormlog ]; then
     python3 -m venv bench/.venv
@@ -46,8 +54,15 @@ timed() { # times, label, command...: the median wall time and peak RSS of that 
 measure() { timed 1 "$@"; }                 # the reference's runs, and an ingest (once: again is a no-op)
 measure_median() { timed "$REPEAT" "$@"; }  # stormlog's analyze and report
 
+DUCK_PY=""
+for py in python3 bench/.venv/bin/python; do
+  if command -v "$py" > /dev/null && "$py" -c 'import duckdb' 2> /dev/null; then DUCK_PY=$py; break; fi
+done
+
 for n in $SIZES; do
-  f="$DATA/large_$n.jsonl"
+  # "real_": requests with their dispatch and first-content records (files
+  # named large_N.jsonl from older runs of this script have requests only).
+  f="$DATA/real_$n.jsonl"
   [ -f "$f" ] || python3 bench/scale_large.py "$n" "$f"
   mb=$(( $(stat -c %s "$f") / 1000000 ))
   echo "== $n requests ($mb MB)"
@@ -57,10 +72,34 @@ for n in $SIZES; do
   measure_median "stormlog: infer analyze --format json" "$OURS" infer analyze "$f" --format json
   ours_wall=$last_wall ours_mb=$last_mb
   measure "stormlog: ingest" "$OURS" ingest --db "$DATA/bench.db" "$f"
+  ingest_wall=$last_wall ingest_mb=$last_mb
   measure_median "stormlog: report --format json" "$OURS" report --db "$DATA/bench.db" large --format json
-  echo "database: $(( $(stat -c %s "$DATA/bench.db") / 1000000 )) MB"
-  python3 -c "import sys; r, a, rm, am, rep = map(float, sys.argv[1:]); print(f'analyze: {r / a:.1f}x the reference, 1/{rm / am:.1f} of its memory; report: {rep / a:.3f} of analyze')" \
-    "$ref_wall" "$ours_wall" "$ref_mb" "$ours_mb" "$last_wall"
+  report_wall=$last_wall
+  measure_median "stormlog: report --slo ttft:500@95% --format json" "$OURS" report --db "$DATA/bench.db" large --slo ttft:500@95% --format json
+  slo_wall=$last_wall
+  floor_wall=$("$FLOOR" "$f" "$REPEAT" | sed -n 's/^floor: *\([0-9.]*\) s.*/\1/p')
+  printf '%-44s %8.2f s\n' "floor (read, lines, scan; median of $REPEAT)" "$floor_wall"
+  duck_wall=0
+  if [ -n "$DUCK_PY" ]; then
+    measure_median "duckdb: count, ok, p50/p95 ttft, e2e per case" "$DUCK_PY" -c "
+import duckdb
+print(duckdb.sql(\"\"\"SELECT case_id, count(*), count(*) FILTER (status = 'ok'),
+  quantile_cont(ttft_ms, [0.5, 0.95]), quantile_cont(e2e_latency_ms, [0.5, 0.95])
+FROM read_json('$f', format = 'newline_delimited', columns = {event_type: 'VARCHAR', case_id: 'VARCHAR',
+  phase: 'VARCHAR', status: 'VARCHAR', ttft_ms: 'DOUBLE', e2e_latency_ms: 'DOUBLE'})
+WHERE event_type = 'infer.request' AND phase = 'measured' GROUP BY case_id ORDER BY case_id\"\"\").fetchall())"
+    duck_wall=$last_wall
+  fi
+  echo "database: $(( $(stat -c %s "$DATA/bench.db") / 1000000 )) MB of $mb MB ($(( 100 * $(stat -c %s "$DATA/bench.db") / $(stat -c %s "$f") ))% of the artifact)"
+  python3 - "$ref_wall" "$ours_wall" "$ref_mb" "$ours_mb" "$ingest_wall" "$ingest_mb" "$report_wall" "$slo_wall" "$floor_wall" "$duck_wall" <<'PY'
+import sys
+r, a, rm, am, i, im, rep, slo, fl, duck = map(float, sys.argv[1:])
+print(f"analyze: {r / a:.1f}x the reference, 1/{rm / am:.1f} of its memory; {a / fl:.2f}x the floor")
+print(f"ingest: {r / i:.1f}x the reference's analyze, peak {im:.0f} MB; {i / fl:.2f}x the floor")
+print(f"report: {rep / a:.3f} of analyze; report --slo: {slo / a:.3f} of analyze")
+if duck > 0:
+    print(f"duckdb's whole process for the percentiles alone: {duck:.2f} s; our analyze is {a / duck:.2f}x of it")
+PY
 done
 
 if [ "$RUNS" -eq 0 ]; then exit 0; fi # RUNS=0 bench/run.sh: analyze, ingest and report only
