@@ -208,7 +208,17 @@ pub fn view(
                 "Attainment against {} threshold, case {key}",
                 curve.criterion
             );
-            charts.push(super::slo::curve_chart(&title, &[curve]));
+            let short = curve.criterion.strip_prefix("client.");
+            let thr = thresholds
+                .iter()
+                .find(|t| Some(t.0.as_str()) == short)
+                .map(|t| t.1);
+            charts.push(super::slo::curve_chart_in(
+                &title,
+                &[curve],
+                (420.0, 260.0),
+                thr,
+            ));
         }
         cases.push(CaseView {
             case_id: key.clone(),

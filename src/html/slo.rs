@@ -66,6 +66,18 @@ pub fn curves(curves: &[Curve]) -> Result<String, String> {
 /// bound), its band up to the upper bound, a dot per threshold carrying the
 /// exact figures; the same numbers as a table.
 pub fn curve_chart(title: &str, cs: &[&Curve]) -> Chart {
+    curve_chart_in(title, cs, (860.0, 300.0), None)
+}
+
+/// [`curve_chart`] on a canvas of `size` (the run page draws it beside
+/// another at the size of its CDFs, so its text keeps the page's size), with
+/// the policy's threshold marked where there is one.
+pub fn curve_chart_in(
+    title: &str,
+    cs: &[&Curve],
+    size: (f64, f64),
+    threshold: Option<f64>,
+) -> Chart {
     {
         let xmax = cs
             .iter()
@@ -76,13 +88,23 @@ pub fn curve_chart(title: &str, cs: &[&Curve]) -> Chart {
             .flat_map(|c| c.points.iter().map(|p| p.threshold_ms))
             .fold(xmax, f64::min)
             .min(0.0);
-        let mut plot = Plot::new(860.0, 300.0, (xmin, xmax), (0.0, 1.0));
+        let mut plot = Plot::new(size.0, size.1, (xmin, xmax), (0.0, 1.0));
         plot.axes_with(
             "threshold (ms)",
             "attainment (share of offered requests)",
             fmt_num,
             |y| format!("{}%", (y * 100.0).round()),
         );
+        match threshold {
+            Some(t) if (xmin..=xmax).contains(&t) => {
+                plot.vmark(t, "thr", &format!("SLO {} ms", fmt_num(t)), 3)
+            }
+            Some(t) => plot.note(&format!(
+                "SLO threshold {} ms: beyond the axis →",
+                fmt_num(t)
+            )),
+            None => {}
+        }
         let mut rows = Vec::new();
         for (i, c) in cs.iter().enumerate() {
             let class = format!("s{}", i % 6);
