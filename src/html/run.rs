@@ -203,7 +203,17 @@ pub fn view(
         if let Some(c) = server_ttft_chart(key, reqs, &spans, &extras.spans) {
             charts.push(c);
         }
-        for curve in extras.curves.iter().filter(|c| &c.case == key) {
+        // A criterion no request of the case can be judged on (server
+        // figures without spans) has no curve to draw: left out.
+        let drawable = |c: &&crate::ops::slo::curve::Curve| {
+            c.points.iter().any(|p| p.attainment_lower.is_some())
+        };
+        for curve in extras
+            .curves
+            .iter()
+            .filter(|c| &c.case == key)
+            .filter(drawable)
+        {
             let title = format!(
                 "Attainment against {} threshold, case {key}",
                 curve.criterion
