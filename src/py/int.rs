@@ -11,7 +11,8 @@ use num_bigint::BigInt;
 use num_traits::{FromPrimitive, ToPrimitive, Zero};
 use serde_json::Value;
 
-use crate::pyjson;
+use crate::py::json as pyjson;
+use crate::py::text::{number_text, repr_str};
 
 /// A Python integer. `Big` only ever holds a value outside i128, so each
 /// value has one representation and comparisons can rely on it.
@@ -225,48 +226,19 @@ impl fmt::Display for Int {
     }
 }
 
-/// The first code point (the digit zero) of each run of ten Unicode decimal
-/// digits (category Nd), which Python's `int()` reads as 0-9. Every Nd
-/// character lies in one such run (Unicode 14, as in Python 3.11).
-const DIGIT_ZEROS: [u32; 66] = [
-    0x30, 0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66,
-    0xDE6, 0xE50, 0xED0, 0xF20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90,
-    0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0xFF10,
-    0x104A0, 0x10D30, 0x11066, 0x110F0, 0x11136, 0x111D0, 0x112F0, 0x11450, 0x114D0, 0x11650,
-    0x116C0, 0x11730, 0x118E0, 0x11950, 0x11C50, 0x11D50, 0x11DA0, 0x16A60, 0x16AC0, 0x16B50,
-    0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6, 0x1E140, 0x1E2F0, 0x1E950, 0x1FBF0,
-];
-
 /// Python's default limit on the digits `int()` converts from a string.
 const MAX_STR_DIGITS: usize = 4300;
 
-fn decimal_digit(c: char) -> Option<u8> {
-    let cp = u32::from(c);
-    let at = DIGIT_ZEROS.partition_point(|&z| z <= cp).checked_sub(1)?;
-    let d = cp - DIGIT_ZEROS[at];
-    (d < 10).then_some(d as u8)
-}
-
-/// Python's whitespace for `str.strip()`: Unicode White_Space plus the four
-/// information separators U+001C..U+001F.
-fn py_space(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
-}
-
-/// Python's `int(s)` of a string (base 10): surrounding whitespace, a sign,
-/// any Unicode decimal digits, single underscores between digits.
+/// Python's `int(s)` of a string (base 10): surrounding whitespace as
+/// [`number_text`] strips it, a sign, any Unicode decimal digits, single
+/// underscores between digits; past 4300 digits Python's limit error.
 pub fn int_of_str(s: &str) -> Result<Int, String> {
-    let invalid = || {
-        format!(
-            "invalid literal for int() with base 10: {}",
-            crate::slo::flags::py_repr(s)
-        )
-    };
-    let t = s.trim_matches(py_space);
-    let (negative, body) = match t.chars().next() {
-        Some('-') => (true, &t[1..]),
-        Some('+') => (false, &t[1..]),
-        _ => (false, t),
+    let invalid = || format!("invalid literal for int() with base 10: {}", repr_str(s));
+    let t = number_text(s).ok_or_else(invalid)?;
+    let (negative, body) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t.as_str()),
     };
     let mut ascii = String::with_capacity(body.len() + 1);
     if negative {
@@ -282,8 +254,10 @@ pub fn int_of_str(s: &str) -> Result<Int, String> {
             last_underscore = true;
             continue;
         }
-        let d = decimal_digit(c).ok_or_else(invalid)?;
-        ascii.push(char::from(b'0' + d));
+        if !c.is_ascii_digit() {
+            return Err(invalid());
+        }
+        ascii.push(c);
         digits += 1;
         last_underscore = false;
     }
@@ -297,6 +271,15 @@ pub fn int_of_str(s: &str) -> Result<Int, String> {
         ));
     }
     Int::parse_literal(&ascii).ok_or_else(invalid)
+}
+
+/// [`int_of_str`] for callers that do i128 arithmetic: `None` where Python
+/// raises and where the value lies outside i128.
+pub fn parse_int(s: &str) -> Option<i128> {
+    match int_of_str(s) {
+        Ok(Int::Small(i)) => Some(i),
+        _ => None,
+    }
 }
 
 /// Python's `int(v or 0)` of a decoded JSON value, as the reference applies
@@ -430,17 +413,5 @@ mod tests {
             ok(Value::String(pyjson::NEG_INF.into())),
             Err("cannot convert float infinity to integer".into())
         );
-    }
-
-    #[test]
-    fn every_unicode_decimal_run_reads_zero_to_nine() {
-        for &zero in &DIGIT_ZEROS {
-            for d in 0..10u32 {
-                let c = char::from_u32(zero + d).expect("a character");
-                assert_eq!(decimal_digit(c), Some(d as u8), "{c:?}");
-            }
-        }
-        assert_eq!(decimal_digit('a'), None);
-        assert_eq!(decimal_digit('\u{65F}'), None);
     }
 }
