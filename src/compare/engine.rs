@@ -279,8 +279,8 @@ impl RunSummary {
     pub fn from_artifact(path: &Path, raw: &[u8], report: Value) -> Result<Self, CompareError> {
         let shown = path.display().to_string();
         let mut records = Vec::new();
-        for line in String::from_utf8_lossy(raw).lines() {
-            if line.trim().is_empty() {
+        for line in crate::py::text::universal_lines(&String::from_utf8_lossy(raw)) {
+            if crate::py::text::is_blank(line) {
                 continue;
             }
             let record = crate::pyjson::parse(line)

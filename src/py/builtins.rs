@@ -9,16 +9,7 @@ use crate::py::json as pyjson;
 
 /// Python's type name of a decoded JSON value (`NaN`/`±∞` sentinels are floats).
 pub fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "NoneType",
-        Value::Bool(_) => "bool",
-        Value::Number(n) if n.is_f64() => "float",
-        Value::Number(_) => "int",
-        Value::String(s) if pyjson::sentinel_f64(s).is_some() => "float",
-        Value::String(_) => "str",
-        Value::Array(_) => "list",
-        Value::Object(_) => "dict",
-    }
+    crate::py::value::type_name(v)
 }
 
 /// The value as a Python `str`, when it is one (a sentinel is a float).

@@ -7,6 +7,22 @@ use crate::py::int::Int;
 use crate::py::json::{big_int, number_repr, sentinel_f64, BIG_INT};
 use crate::py::text::write_str_repr as write_py_str_repr;
 
+/// Python's `type(v).__name__` of a decoded JSON value: NaN/±∞ sentinels
+/// are floats, big-integer sentinels ints.
+pub fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "NoneType",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_f64() => "float",
+        Value::Number(_) => "int",
+        Value::String(s) if sentinel_f64(s).is_some() => "float",
+        Value::String(s) if s.starts_with(BIG_INT) => "int",
+        Value::String(_) => "str",
+        Value::Array(_) => "list",
+        Value::Object(_) => "dict",
+    }
+}
+
 /// Python truthiness; a NaN or ±∞ sentinel is a non-zero float, so true.
 pub fn truthy(v: &Value) -> bool {
     match v {
@@ -143,6 +159,7 @@ mod tests {
     use crate::py::json::{get, INF, NAN, NEG_INF};
     use serde_json::json;
 
+    #[test]
     fn truthiness_and_get() {
         let falsy = json!([null, false, 0, 0.0, -0.0, "", [], {}]);
         assert!(falsy.as_array().unwrap().iter().all(|x| !truthy(x)));
@@ -154,6 +171,7 @@ mod tests {
         assert!(get(&json!([1]), "a").is_null());
     }
 
+    #[test]
     fn str_form_matches_python_str() {
         assert_eq!(str_form(&json!("abc")), "abc");
         assert_eq!(str_form(&json!(null)), "None");
@@ -172,6 +190,7 @@ mod tests {
         );
     }
 
+    #[test]
     fn py_eq_follows_python() {
         assert!(py_eq(&json!(1), &json!(1.0)));
         assert!(py_eq(&json!(true), &json!(1)));

@@ -143,6 +143,7 @@ mod tests {
         v
     }
 
+    #[test]
     fn dumps_match_python_bytes() {
         // json.dumps(v, indent=2, sort_keys=True) and json.dumps(v, sort_keys=True)
         // from CPython 3.11 for the same value (NaN/inf as real floats).
@@ -158,6 +159,7 @@ mod tests {
         );
     }
 
+    #[test]
     fn dumps_round_trips_through_parse() {
         let v = sample();
         assert_eq!(parse(&dumps_compact(&v)).unwrap(), v);

@@ -165,6 +165,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    #[test]
     fn numeric_helpers_follow_spec_section_6() {
         #[rustfmt::skip]
         let v = json!([3, 2.5, true, null, "s", NAN, -2.7, INF, 18446744073709551615u64]);

@@ -423,14 +423,15 @@ impl Scanner<'_> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::py::json::is_int;
     use crate::py::json::number;
+    use crate::py::json::{is_int, INF, NAN, NEG_INF};
     use serde_json::json;
 
     fn err(text: &str) -> String {
         parse(text).unwrap_err().to_string()
     }
 
+    #[test]
     fn parse_accepts_python_extensions() {
         let v = parse(r#" {"a": NaN, "b": [Infinity, -Infinity], "c": 1e400} "#).unwrap();
         assert_eq!(v["a"], json!(NAN));
@@ -449,6 +450,7 @@ mod tests {
         assert_eq!(number(&big), Some(1.2345678901234568e29));
     }
 
+    #[test]
     fn parse_takes_fast_path_for_strict_json() {
         let line =
             r#"{"case_id": "c1", "e2e_latency_ms": 100.5, "x": [-0.5, -0e1, "a-01"], "ok": true}"#;
@@ -459,6 +461,7 @@ mod tests {
         assert_eq!(SLOW_PATH_RUNS.with(|c| c.get()), before + 1);
     }
 
+    #[test]
     fn parse_errors_match_python() {
         // Messages printed by CPython 3.11 json.loads for each input.
         #[rustfmt::skip]
@@ -501,6 +504,7 @@ mod tests {
         }
     }
 
+    #[test]
     fn deep_nesting_needs_no_deep_stack() {
         // 512 KiB holds ~250 levels of a recursive scanner in a debug build; the
         // value goes back to this thread because dropping it does recurse.
