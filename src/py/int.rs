@@ -414,4 +414,70 @@ mod tests {
             Err("cannot convert float infinity to integer".into())
         );
     }
+
+    #[test]
+    fn int_of_str_matches_cpython() {
+        // Generated once with CPython 3.11.7 (python3 on the build machine) and pasted.
+        // (s, str(int(s)) or the ValueError's message)
+        #[rustfmt::skip]
+        let cases: &[(&str, Result<&str, &str>)] = &[
+            ("1", Ok("1")),
+            ("-7", Ok("-7")),
+            (" 1_000 ", Ok("1000")),
+            ("\u{661}\u{662}\u{663}", Ok("123")),
+            ("\u{ff11}\u{ff12}", Ok("12")),
+            ("1_2", Ok("12")),
+            ("1__2", Err("invalid literal for int() with base 10: '1__2'")),
+            ("_1", Err("invalid literal for int() with base 10: '_1'")),
+            ("1_", Err("invalid literal for int() with base 10: '1_'")),
+            ("+", Err("invalid literal for int() with base 10: '+'")),
+            ("", Err("invalid literal for int() with base 10: ''")),
+            (" ", Err("invalid literal for int() with base 10: ' '")),
+            ("1.5", Err("invalid literal for int() with base 10: '1.5'")),
+            (".5", Err("invalid literal for int() with base 10: '.5'")),
+            ("5.", Err("invalid literal for int() with base 10: '5.'")),
+            ("1e3", Err("invalid literal for int() with base 10: '1e3'")),
+            ("1E-2", Err("invalid literal for int() with base 10: '1E-2'")),
+            ("1_0.5", Err("invalid literal for int() with base 10: '1_0.5'")),
+            ("1._5", Err("invalid literal for int() with base 10: '1._5'")),
+            ("inf", Err("invalid literal for int() with base 10: 'inf'")),
+            ("-Infinity", Err("invalid literal for int() with base 10: '-Infinity'")),
+            ("nAn", Err("invalid literal for int() with base 10: 'nAn'")),
+            ("+nan", Err("invalid literal for int() with base 10: '+nan'")),
+            ("in_f", Err("invalid literal for int() with base 10: 'in_f'")),
+            ("0x10", Err("invalid literal for int() with base 10: '0x10'")),
+            ("1\u{1c}", Err("invalid literal for int() with base 10: '1\\x1c'")),
+            ("\u{1c}1", Err("invalid literal for int() with base 10: '\\x1c1'")),
+            ("1\u{1f}", Err("invalid literal for int() with base 10: '1\\x1f'")),
+            ("1\u{85}", Ok("1")),
+            ("\u{85}1", Ok("1")),
+            ("1\u{3000}", Ok("1")),
+            ("\u{3000}1", Ok("1")),
+            ("1\u{a0}", Ok("1")),
+            ("1\u{b}", Ok("1")),
+            ("\u{9}1\u{a}", Ok("1")),
+            ("- 1", Err("invalid literal for int() with base 10: '- 1'")),
+            ("1 2", Err("invalid literal for int() with base 10: '1 2'")),
+            ("\u{661}.\u{662}", Err("invalid literal for int() with base 10: '\u{661}.\u{662}'")),
+            ("1e\u{663}", Err("invalid literal for int() with base 10: '1e\u{663}'")),
+            ("12345678901234567890123456789012345678901234567890", Ok("12345678901234567890123456789012345678901234567890")),
+            ("-99999999999999999999999999999999999999999", Ok("-99999999999999999999999999999999999999999")),
+            ("abc", Err("invalid literal for int() with base 10: 'abc'")),
+            ("\u{661}_\u{662}", Ok("12")),
+            ("\u{2028} 1", Ok("1")),
+            (" 1e400 ", Err("invalid literal for int() with base 10: ' 1e400 '")),
+            ("\u{b2}", Err("invalid literal for int() with base 10: '\u{b2}'")),
+        ];
+        for &(s, want) in cases {
+            let got = int_of_str(s).map(|i| i.to_string());
+            assert_eq!(got.as_deref().map_err(String::as_str), want, "int({s:?})");
+        }
+        assert_eq!(parse_int(" \u{661}2 "), Some(12));
+        assert_eq!(parse_int("1\u{1c}"), None);
+        let past_i128 = "1".repeat(40);
+        assert_eq!(parse_int(&past_i128), None);
+        assert_eq!(int_of_str(&past_i128).map(|i| i.to_string()), Ok(past_i128));
+        assert!(int_of_str(&"9".repeat(4301))
+            .is_err_and(|e| e.starts_with("Exceeds the limit (4300 digits)")));
+    }
 }

@@ -22,6 +22,7 @@ pub mod builtins;
 pub mod float;
 pub mod int;
 pub mod json;
+pub mod printable;
 pub mod text;
 pub mod value;
 

@@ -1,9 +1,9 @@
 //! Python's `str` rules on text: `repr()` of a string, `isspace()`,
 //! `strip()`, `splitlines()` and universal newlines.
 
-/// Python `repr(str)`: single quotes unless the text has `'` and no `"`.
-/// Printability of non-ASCII is approximated (controls, separators and a few
-/// format characters are escaped; Rust's std has no Unicode categories).
+/// Python `repr(str)`: single quotes unless the text has `'` and no `"`;
+/// `\\`, `\n`, `\r`, `\t` and the quote escaped, any other character that
+/// is not printable (`str.isprintable`) as `\xNN`, `\uNNNN` or `\UNNNNNNNN`.
 pub fn write_str_repr(out: &mut String, s: &str) {
     let quote = if s.contains('\'') && !s.contains('"') {
         '"'
@@ -39,10 +39,7 @@ pub fn write_str_repr(out: &mut String, s: &str) {
 }
 
 fn py_printable(c: char) -> bool {
-    !(c.is_control()
-        || matches!(c, '\u{a0}' | '\u{ad}' | '\u{2000}'..='\u{200f}' | '\u{2028}'..='\u{202f}')
-        || matches!(c, '\u{205f}'..='\u{206f}' | '\u{3000}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}')
-        || matches!(c, '\u{e000}'..='\u{f8ff}'))
+    crate::py::printable::is_printable(c)
 }
 
 /// Python's `str.isspace()` of one character: Unicode White_Space plus the
@@ -197,4 +194,93 @@ pub fn repr_str(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     write_str_repr(&mut out, s);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every code point where CPython 3.11's `chr(c).isspace()` is true
+    /// (generated once with python3 and pasted).
+    const PY_SPACES: [u32; 29] = [
+        0x9, 0xa, 0xb, 0xc, 0xd, 0x1c, 0x1d, 0x1e, 0x1f, 0x20, 0x85, 0xa0, 0x1680, 0x2000, 0x2001,
+        0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029,
+        0x202f, 0x205f, 0x3000,
+    ];
+
+    #[test]
+    fn is_space_is_cpythons_isspace_on_every_character() {
+        for cp in 0..=0x10FFFFu32 {
+            if let Some(c) = char::from_u32(cp) {
+                assert_eq!(is_space(c), PY_SPACES.contains(&cp), "U+{cp:04X}");
+            }
+        }
+        assert_eq!(strip("\u{3000}\u{1c} a \u{85}\u{1f}"), "a");
+        assert!(is_blank("\u{1c}\u{1f} \u{a0}") && is_blank("") && !is_blank(" x"));
+    }
+
+    #[test]
+    fn splitlines_and_universal_newlines_match_cpython() {
+        // (text, text.splitlines(), the lines of io.StringIO(text, newline=None)
+        // without their "\n"): generated once with CPython 3.11.7 and pasted.
+        #[rustfmt::skip]
+        let cases: &[(&str, &[&str], &[&str])] = &[
+            ("a\u{d}\u{a}b\u{d}c\u{a}\u{a}d\u{a}", &["a", "b", "c", "", "d"], &["a", "b", "c", "", "d"]),
+            ("a\u{1c}b\u{1d}c\u{1e}d\u{1f}e", &["a", "b", "c", "d\u{1f}e"], &["a\u{1c}b\u{1d}c\u{1e}d\u{1f}e"]),
+            ("a\u{85}b\u{2028}c\u{2029}d", &["a", "b", "c", "d"], &["a\u{85}b\u{2028}c\u{2029}d"]),
+            ("a\u{b}b\u{c}c", &["a", "b", "c"], &["a\u{b}b\u{c}c"]),
+            ("x\u{d}", &["x"], &["x"]),
+            ("", &[], &[]),
+            ("\u{a}", &[""], &[""]),
+            ("a\u{a}\u{d}\u{a}b\u{d}\u{d}", &["a", "", "b", ""], &["a", "", "b", ""]),
+        ];
+        for &(text, split, universal) in cases {
+            assert_eq!(splitlines(text), split, "splitlines({text:?})");
+            assert_eq!(universal_lines(text), universal, "universal({text:?})");
+            let translated = universal_newlines(text);
+            assert!(!translated.contains('\r'), "{text:?}");
+            assert_eq!(universal_lines(&translated), universal, "{text:?}");
+        }
+        for c in [
+            '\n', '\r', '\u{b}', '\u{c}', '\u{1c}', '\u{1d}', '\u{1e}', '\u{85}', '\u{2028}',
+            '\u{2029}',
+        ] {
+            assert!(is_line_boundary(c), "{c:?}");
+        }
+        assert!(!is_line_boundary('\u{1f}'));
+    }
+
+    #[test]
+    fn repr_str_matches_cpython() {
+        // Generated once with CPython 3.11.7 (python3 on the build machine) and pasted.
+        #[rustfmt::skip]
+        let cases: &[(&str, &str)] = &[
+            ("ttft", "'ttft'"),
+            ("it's:5", "\"it's:5\""),
+            ("ttft:a\"b'", "'ttft:a\"b\\''"),
+            ("tab\u{9}x:5", "'tab\\tx:5'"),
+            ("\u{e9}:5", "'\u{e9}:5'"),
+            ("a\\b", "'a\\\\b'"),
+            ("\u{0}\u{1f}\u{7f}\u{80}\u{a0}\u{ad}", "'\\x00\\x1f\\x7f\\x80\\xa0\\xad'"),
+            ("\u{2028}\u{3000}\u{feff}", "'\\u2028\\u3000\\ufeff'"),
+            ("\u{1f600}", "'\u{1f600}'"),
+            ("\u{e0001}", "'\\U000e0001'"),
+            ("\u{e000}", "'\\ue000'"),
+            ("\u{378}", "'\\u0378'"),
+            ("a\u{d}b\u{a}c", "'a\\rb\\nc'"),
+        ];
+        for &(s, want) in cases {
+            assert_eq!(repr_str(s), want, "repr({s:?})");
+        }
+    }
+
+    #[test]
+    fn number_text_keeps_only_what_int_and_float_read() {
+        assert_eq!(
+            number_text(" \u{661}\u{ff12}\u{3000}").as_deref(),
+            Some("12")
+        );
+        assert_eq!(number_text("1\u{1c}").as_deref(), Some("1\u{1c}"));
+        assert_eq!(number_text("\u{b2}"), None);
+    }
 }
