@@ -1262,11 +1262,9 @@ fn incompatible(what: &str, result: &Compatibility, flag: &str) -> String {
 
 /// A value as Python's `repr` shows it (strings quoted).
 fn repr_value(v: &Value) -> Value {
-    match v {
-        Value::String(s) if crate::pyjson::sentinel_f64(s).is_none() => {
-            Value::String(format!("'{s}'"))
-        }
-        other => other.clone(),
+    match crate::pyjson::as_py_str(v) {
+        Some(s) => Value::String(crate::py::text::repr_str(s)),
+        None => v.clone(),
     }
 }
 
