@@ -28,7 +28,7 @@ pub mod join;
 pub mod model;
 pub mod ops;
 pub mod py;
-pub mod pyjson;
+pub use py::json as pyjson;
 pub mod report;
 pub mod slo;
 pub mod sql;

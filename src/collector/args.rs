@@ -149,55 +149,14 @@ impl CollectArgs {
 /// accepted. Values outside `i64` are refused (Python's are unbounded).
 pub fn parse_py_int(text: &str) -> Result<i64, String> {
     let invalid = || format!("invalid int value: '{text}'");
-    let trimmed = text.trim();
-    let (negative, digits) = match trimmed.as_bytes().first() {
-        Some(b'-') => (true, &trimmed[1..]),
-        Some(b'+') => (false, &trimmed[1..]),
-        _ => (false, trimmed),
-    };
-    let plain = strip_digit_separators(digits).ok_or_else(invalid)?;
-    if plain.is_empty() || !plain.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(invalid());
-    }
-    let signed = if negative { format!("-{plain}") } else { plain };
-    signed.parse::<i64>().map_err(|_| invalid())
+    let value = crate::py::int::int_of_str(text).map_err(|_| invalid())?;
+    value.to_i64().ok_or_else(invalid)
 }
 
 /// Parses a float the way Python's `float(text)` does: surrounding
 /// whitespace, `_` between digits, `inf`/`infinity`/`nan` in any case.
 pub fn parse_py_float(text: &str) -> Result<f64, String> {
-    let invalid = || format!("invalid float value: '{text}'");
-    let trimmed = text.trim();
-    let plain = strip_digit_separators(trimmed).ok_or_else(invalid)?;
-    // Rust's parser accepts the same literal forms as Python's for these
-    // characters; anything else (hex, inner spaces) is refused by both.
-    if !plain
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-'))
-    {
-        return Err(invalid());
-    }
-    plain.parse::<f64>().map_err(|_| invalid())
-}
-
-/// Removes `_` digit separators, refusing any `_` not between two digits.
-fn strip_digit_separators(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = String::with_capacity(text.len());
-    for (i, &b) in bytes.iter().enumerate() {
-        if b == b'_' {
-            let before = i.checked_sub(1).and_then(|j| bytes.get(j));
-            let after = bytes.get(i + 1);
-            if !(before.is_some_and(u8::is_ascii_digit) && after.is_some_and(u8::is_ascii_digit)) {
-                return None;
-            }
-        } else {
-            out.push(char::from(b));
-        }
-    }
-    // Only ASCII reaches the parsers; a non-ASCII byte makes the pushes above
-    // produce a different string, so refuse it outright.
-    text.is_ascii().then_some(out)
+    crate::py::float::float_of_str(text).ok_or_else(|| format!("invalid float value: '{text}'"))
 }
 
 /// Renders a path the way Python's `pathlib.PurePosixPath` prints it:

@@ -279,8 +279,8 @@ impl RunSummary {
     pub fn from_artifact(path: &Path, raw: &[u8], report: Value) -> Result<Self, CompareError> {
         let shown = path.display().to_string();
         let mut records = Vec::new();
-        for line in String::from_utf8_lossy(raw).lines() {
-            if line.trim().is_empty() {
+        for line in crate::py::text::universal_lines(&String::from_utf8_lossy(raw)) {
+            if crate::py::text::is_blank(line) {
                 continue;
             }
             let record = crate::pyjson::parse(line)
@@ -1262,11 +1262,9 @@ fn incompatible(what: &str, result: &Compatibility, flag: &str) -> String {
 
 /// A value as Python's `repr` shows it (strings quoted).
 fn repr_value(v: &Value) -> Value {
-    match v {
-        Value::String(s) if crate::pyjson::sentinel_f64(s).is_none() => {
-            Value::String(format!("'{s}'"))
-        }
-        other => other.clone(),
+    match crate::pyjson::as_py_str(v) {
+        Some(s) => Value::String(crate::py::text::repr_str(s)),
+        None => v.clone(),
     }
 }
 

@@ -138,7 +138,7 @@ impl J {
             J::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
             J::Int(i) => out.push_str(&i.to_string()),
             J::Float(f) => out.push_str(&pyjson::float_repr(*f)),
-            J::Str(s) => out.push_str(&pyjson::dumps_compact(&Value::String(s.clone()))),
+            J::Str(s) => out.push_str(&pyjson::json_string(s)),
             J::Raw(v) => {
                 // A nested document indents from where it sits.
                 let text = pyjson::dumps_pretty(v);
@@ -165,7 +165,7 @@ impl J {
                         out.push(',');
                     }
                     newline(out, level + 1);
-                    out.push_str(&pyjson::dumps_compact(&Value::String(key.clone())));
+                    out.push_str(&pyjson::json_string(key));
                     out.push_str(": ");
                     item.write(out, level + 1);
                 }

@@ -6,53 +6,12 @@ use super::stats::{MetricComparison, FRACTION_UNIT, LOG_RATIO};
 
 /// Python's `format(x, "g")` with `precision` significant digits (`+` when `plus`).
 pub fn py_g(x: f64, precision: usize, plus: bool) -> String {
-    let sign = if x.is_sign_negative() && x != 0.0 || (x == 0.0 && x.is_sign_negative()) {
-        "-"
-    } else if plus {
-        "+"
-    } else {
-        ""
-    };
-    let a = x.abs();
-    if a.is_nan() {
-        return format!("{sign}nan");
-    }
-    if a.is_infinite() {
-        return format!("{sign}inf");
-    }
-    let p = precision.max(1);
-    if a == 0.0 {
-        return format!("{sign}0");
-    }
-    // The exponent after rounding to p significant digits decides the style.
-    let sci = format!("{:.*e}", p - 1, a);
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if exp < -4 || exp >= p as i32 {
-        let mantissa = strip_zeros(mantissa);
-        let esign = if exp < 0 { '-' } else { '+' };
-        return format!("{sign}{mantissa}e{esign}{:02}", exp.abs());
-    }
-    let decimals = usize::try_from(p as i32 - 1 - exp).unwrap_or(0);
-    format!("{sign}{}", strip_zeros(&format!("{a:.decimals$}")))
-}
-
-fn strip_zeros(text: &str) -> String {
-    if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_owned()
-    } else {
-        text.to_owned()
-    }
+    crate::py::float::format_g(x, precision, plus)
 }
 
 /// Python's `format(x, ".{decimals}%")` (`+` when `plus`).
 pub fn py_pct(x: f64, decimals: usize, plus: bool) -> String {
-    let scaled = x * 100.0;
-    if plus {
-        format!("{scaled:+.decimals$}%")
-    } else {
-        format!("{scaled:.decimals$}%")
-    }
+    crate::py::float::percent(x, decimals, plus)
 }
 
 /// The text report: design, comparability, notes, then each case's metrics.

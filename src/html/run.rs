@@ -57,7 +57,7 @@ fn s(v: &Value) -> String {
 
 fn pct(v: &Value) -> String {
     v.as_f64()
-        .map_or("–".into(), |x| format!("{:.1}%", x * 100.0))
+        .map_or("–".into(), |x| crate::py::float::percent(x, 1, false))
 }
 
 fn num(v: &Value) -> String {

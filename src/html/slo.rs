@@ -12,7 +12,7 @@ use crate::ops::slo::diff::CaseDiff;
 use crate::ops::slo::frontier::Frontier;
 
 fn pct(x: Option<f64>) -> String {
-    x.map_or("–".into(), |v| format!("{:.1}%", v * 100.0))
+    x.map_or("–".into(), |v| crate::py::float::percent(v, 1, false))
 }
 
 #[derive(Debug, Serialize)]

@@ -122,7 +122,7 @@ pub enum Prepared {
 
 /// Prepares one physical line.
 pub fn prepare(line: String) -> Prepared {
-    if line.trim().is_empty() {
+    if crate::py::text::is_blank(&line) {
         return Prepared::Blank;
     }
     let encoded = SHAPES.with_borrow_mut(|shapes| {

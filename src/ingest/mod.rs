@@ -140,7 +140,7 @@ pub fn sniff(path: &Path) -> Result<Kind, IngestError> {
         if lines.utf8_error.is_some() {
             return Ok(Kind::Artifact);
         }
-        if line.trim().is_empty() {
+        if crate::py::text::is_blank(&line) {
             continue;
         }
         return Ok(match pyjson::parse(&line) {

@@ -83,30 +83,7 @@ impl Alignment {
 /// Python `==` on decoded JSON: numbers compare by value across int/float,
 /// and `true == 1`, `false == 0`.
 fn py_eq(a: &Value, b: &Value) -> bool {
-    fn num(v: &Value) -> Option<f64> {
-        match v {
-            Value::Bool(b) => Some(if *b { 1.0 } else { 0.0 }),
-            Value::Number(n) => n.as_f64(),
-            _ => None,
-        }
-    }
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
-            (Some(i), Some(j)) => i == j,
-            _ => match (x.as_u64(), y.as_u64()) {
-                (Some(i), Some(j)) => i == j,
-                _ => num(a) == num(b),
-            },
-        },
-        (Value::Bool(_), Value::Number(_)) | (Value::Number(_), Value::Bool(_)) => num(a) == num(b),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| py_eq(p, q))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| py_eq(v, w)))
-        }
-        _ => a == b,
-    }
+    crate::py::value::py_eq(a, b)
 }
 
 const RECORD_FIELDS: [&str; 9] = [

@@ -463,31 +463,12 @@ fn truthy_opt(value: &Option<String>) -> bool {
 
 /// Python truthiness of a decoded JSON value.
 pub(crate) fn py_truthy(value: &Value) -> bool {
-    match value {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => {
-            n.as_f64().is_some_and(|f| f != 0.0) || n.as_i64().is_some_and(|i| i != 0)
-        }
-        Value::String(s) => !s.is_empty(),
-        Value::Array(a) => !a.is_empty(),
-        Value::Object(o) => !o.is_empty(),
-    }
+    crate::py::value::truthy(value)
 }
 
 /// The Python type name of a decoded JSON value.
 pub(crate) fn py_type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "NoneType",
-        Value::Bool(_) => "bool",
-        Value::Number(n) if n.is_f64() => "float",
-        Value::Number(_) => "int",
-        Value::String(s) if crate::pyjson::sentinel_f64(s).is_some() => "float",
-        Value::String(s) if crate::pyjson::is_sentinel(s) => "int",
-        Value::String(_) => "str",
-        Value::Array(_) => "list",
-        Value::Object(_) => "dict",
-    }
+    crate::py::value::type_name(value)
 }
 
 /// Parse one non-blank line into a JSON value. Kept in one place so the
@@ -556,39 +537,13 @@ pub fn load_telemetry_with_extras(text: &str) -> Result<Vec<SampleWithExtra>, St
 /// Python's `str.isspace` for one character (it also counts the four ASCII
 /// separators U+001C..U+001F, which Rust's `char::is_whitespace` does not).
 fn py_isspace(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+    crate::py::text::is_space(c)
 }
 
 /// Split text into physical lines with universal newlines (`\n`, `\r\n`,
 /// `\r`), as Python's text mode reads them. Line terminators are dropped.
 pub(crate) fn universal_lines(text: &str) -> Vec<&str> {
-    let bytes = text.as_bytes();
-    let mut lines = Vec::new();
-    let mut start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\n' => {
-                lines.push(&text[start..i]);
-                i += 1;
-                start = i;
-            }
-            b'\r' => {
-                lines.push(&text[start..i]);
-                i += if bytes.get(i + 1) == Some(&b'\n') {
-                    2
-                } else {
-                    1
-                };
-                start = i;
-            }
-            _ => i += 1,
-        }
-    }
-    if start < bytes.len() {
-        lines.push(&text[start..]);
-    }
-    lines
+    crate::py::text::universal_lines(text)
 }
 
 /// Load a whole telemetry file's text (telemetry.md §4.1): every non-blank

@@ -5,12 +5,7 @@ use serde_json::Value;
 
 /// Python's `str()` of a JSON scalar as the reference interpolates it.
 fn py_str(value: Option<&Value>) -> String {
-    match value {
-        None | Some(Value::Null) => "None".into(),
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Bool(b)) => if *b { "True" } else { "False" }.into(),
-        Some(other) => other.to_string(),
-    }
+    value.map_or_else(|| "None".into(), crate::py::value::str_form)
 }
 
 /// Run-level lines, printed right after `Memory observations: client-local`

@@ -11,7 +11,8 @@ use num_bigint::BigInt;
 use num_traits::{FromPrimitive, ToPrimitive, Zero};
 use serde_json::Value;
 
-use crate::pyjson;
+use crate::py::json as pyjson;
+use crate::py::text::{number_text, repr_str};
 
 /// A Python integer. `Big` only ever holds a value outside i128, so each
 /// value has one representation and comparisons can rely on it.
@@ -225,48 +226,19 @@ impl fmt::Display for Int {
     }
 }
 
-/// The first code point (the digit zero) of each run of ten Unicode decimal
-/// digits (category Nd), which Python's `int()` reads as 0-9. Every Nd
-/// character lies in one such run (Unicode 14, as in Python 3.11).
-const DIGIT_ZEROS: [u32; 66] = [
-    0x30, 0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66,
-    0xDE6, 0xE50, 0xED0, 0xF20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90,
-    0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0xFF10,
-    0x104A0, 0x10D30, 0x11066, 0x110F0, 0x11136, 0x111D0, 0x112F0, 0x11450, 0x114D0, 0x11650,
-    0x116C0, 0x11730, 0x118E0, 0x11950, 0x11C50, 0x11D50, 0x11DA0, 0x16A60, 0x16AC0, 0x16B50,
-    0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6, 0x1E140, 0x1E2F0, 0x1E950, 0x1FBF0,
-];
-
 /// Python's default limit on the digits `int()` converts from a string.
 const MAX_STR_DIGITS: usize = 4300;
 
-fn decimal_digit(c: char) -> Option<u8> {
-    let cp = u32::from(c);
-    let at = DIGIT_ZEROS.partition_point(|&z| z <= cp).checked_sub(1)?;
-    let d = cp - DIGIT_ZEROS[at];
-    (d < 10).then_some(d as u8)
-}
-
-/// Python's whitespace for `str.strip()`: Unicode White_Space plus the four
-/// information separators U+001C..U+001F.
-fn py_space(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
-}
-
-/// Python's `int(s)` of a string (base 10): surrounding whitespace, a sign,
-/// any Unicode decimal digits, single underscores between digits.
+/// Python's `int(s)` of a string (base 10): surrounding whitespace as
+/// [`number_text`] strips it, a sign, any Unicode decimal digits, single
+/// underscores between digits; past 4300 digits Python's limit error.
 pub fn int_of_str(s: &str) -> Result<Int, String> {
-    let invalid = || {
-        format!(
-            "invalid literal for int() with base 10: {}",
-            crate::slo::flags::py_repr(s)
-        )
-    };
-    let t = s.trim_matches(py_space);
-    let (negative, body) = match t.chars().next() {
-        Some('-') => (true, &t[1..]),
-        Some('+') => (false, &t[1..]),
-        _ => (false, t),
+    let invalid = || format!("invalid literal for int() with base 10: {}", repr_str(s));
+    let t = number_text(s).ok_or_else(invalid)?;
+    let (negative, body) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t.as_str()),
     };
     let mut ascii = String::with_capacity(body.len() + 1);
     if negative {
@@ -282,8 +254,10 @@ pub fn int_of_str(s: &str) -> Result<Int, String> {
             last_underscore = true;
             continue;
         }
-        let d = decimal_digit(c).ok_or_else(invalid)?;
-        ascii.push(char::from(b'0' + d));
+        if !c.is_ascii_digit() {
+            return Err(invalid());
+        }
+        ascii.push(c);
         digits += 1;
         last_underscore = false;
     }
@@ -297,6 +271,15 @@ pub fn int_of_str(s: &str) -> Result<Int, String> {
         ));
     }
     Int::parse_literal(&ascii).ok_or_else(invalid)
+}
+
+/// [`int_of_str`] for callers that do i128 arithmetic: `None` where Python
+/// raises and where the value lies outside i128.
+pub fn parse_int(s: &str) -> Option<i128> {
+    match int_of_str(s) {
+        Ok(Int::Small(i)) => Some(i),
+        _ => None,
+    }
 }
 
 /// Python's `int(v or 0)` of a decoded JSON value, as the reference applies
@@ -433,14 +416,68 @@ mod tests {
     }
 
     #[test]
-    fn every_unicode_decimal_run_reads_zero_to_nine() {
-        for &zero in &DIGIT_ZEROS {
-            for d in 0..10u32 {
-                let c = char::from_u32(zero + d).expect("a character");
-                assert_eq!(decimal_digit(c), Some(d as u8), "{c:?}");
-            }
+    fn int_of_str_matches_cpython() {
+        // Generated once with CPython 3.11.7 (python3 on the build machine) and pasted.
+        // (s, str(int(s)) or the ValueError's message)
+        #[rustfmt::skip]
+        let cases: &[(&str, Result<&str, &str>)] = &[
+            ("1", Ok("1")),
+            ("-7", Ok("-7")),
+            (" 1_000 ", Ok("1000")),
+            ("\u{661}\u{662}\u{663}", Ok("123")),
+            ("\u{ff11}\u{ff12}", Ok("12")),
+            ("1_2", Ok("12")),
+            ("1__2", Err("invalid literal for int() with base 10: '1__2'")),
+            ("_1", Err("invalid literal for int() with base 10: '_1'")),
+            ("1_", Err("invalid literal for int() with base 10: '1_'")),
+            ("+", Err("invalid literal for int() with base 10: '+'")),
+            ("", Err("invalid literal for int() with base 10: ''")),
+            (" ", Err("invalid literal for int() with base 10: ' '")),
+            ("1.5", Err("invalid literal for int() with base 10: '1.5'")),
+            (".5", Err("invalid literal for int() with base 10: '.5'")),
+            ("5.", Err("invalid literal for int() with base 10: '5.'")),
+            ("1e3", Err("invalid literal for int() with base 10: '1e3'")),
+            ("1E-2", Err("invalid literal for int() with base 10: '1E-2'")),
+            ("1_0.5", Err("invalid literal for int() with base 10: '1_0.5'")),
+            ("1._5", Err("invalid literal for int() with base 10: '1._5'")),
+            ("inf", Err("invalid literal for int() with base 10: 'inf'")),
+            ("-Infinity", Err("invalid literal for int() with base 10: '-Infinity'")),
+            ("nAn", Err("invalid literal for int() with base 10: 'nAn'")),
+            ("+nan", Err("invalid literal for int() with base 10: '+nan'")),
+            ("in_f", Err("invalid literal for int() with base 10: 'in_f'")),
+            ("0x10", Err("invalid literal for int() with base 10: '0x10'")),
+            ("1\u{1c}", Err("invalid literal for int() with base 10: '1\\x1c'")),
+            ("\u{1c}1", Err("invalid literal for int() with base 10: '\\x1c1'")),
+            ("1\u{1f}", Err("invalid literal for int() with base 10: '1\\x1f'")),
+            ("1\u{85}", Ok("1")),
+            ("\u{85}1", Ok("1")),
+            ("1\u{3000}", Ok("1")),
+            ("\u{3000}1", Ok("1")),
+            ("1\u{a0}", Ok("1")),
+            ("1\u{b}", Ok("1")),
+            ("\u{9}1\u{a}", Ok("1")),
+            ("- 1", Err("invalid literal for int() with base 10: '- 1'")),
+            ("1 2", Err("invalid literal for int() with base 10: '1 2'")),
+            ("\u{661}.\u{662}", Err("invalid literal for int() with base 10: '\u{661}.\u{662}'")),
+            ("1e\u{663}", Err("invalid literal for int() with base 10: '1e\u{663}'")),
+            ("12345678901234567890123456789012345678901234567890", Ok("12345678901234567890123456789012345678901234567890")),
+            ("-99999999999999999999999999999999999999999", Ok("-99999999999999999999999999999999999999999")),
+            ("abc", Err("invalid literal for int() with base 10: 'abc'")),
+            ("\u{661}_\u{662}", Ok("12")),
+            ("\u{2028} 1", Ok("1")),
+            (" 1e400 ", Err("invalid literal for int() with base 10: ' 1e400 '")),
+            ("\u{b2}", Err("invalid literal for int() with base 10: '\u{b2}'")),
+        ];
+        for &(s, want) in cases {
+            let got = int_of_str(s).map(|i| i.to_string());
+            assert_eq!(got.as_deref().map_err(String::as_str), want, "int({s:?})");
         }
-        assert_eq!(decimal_digit('a'), None);
-        assert_eq!(decimal_digit('\u{65F}'), None);
+        assert_eq!(parse_int(" \u{661}2 "), Some(12));
+        assert_eq!(parse_int("1\u{1c}"), None);
+        let past_i128 = "1".repeat(40);
+        assert_eq!(parse_int(&past_i128), None);
+        assert_eq!(int_of_str(&past_i128).map(|i| i.to_string()), Ok(past_i128));
+        assert!(int_of_str(&"9".repeat(4301))
+            .is_err_and(|e| e.starts_with("Exceeds the limit (4300 digits)")));
     }
 }

@@ -8,8 +8,8 @@ use crate::pyjson;
 /// `F2`: a number with two decimals, else `-`.
 pub fn f2(v: &Value) -> String {
     match v {
-        Value::Number(n) => format!("{:.2}", n.as_f64().unwrap_or(0.0)),
-        Value::Bool(b) => format!("{:.2}", f64::from(u8::from(*b))),
+        Value::Number(n) => crate::py::float::fixed(n.as_f64().unwrap_or(0.0), 2, false),
+        Value::Bool(b) => crate::py::float::fixed(f64::from(u8::from(*b)), 2, false),
         _ => "-".into(),
     }
 }
@@ -17,7 +17,7 @@ pub fn f2(v: &Value) -> String {
 /// `PCT1`: a share as a percentage with one decimal, else `-`.
 pub fn pct1(v: &Value) -> String {
     match v.as_f64() {
-        Some(x) if !v.is_boolean() => format!("{:.1}%", x * 100.0),
+        Some(x) if !v.is_boolean() => crate::py::float::percent(x, 1, false),
         _ => "-".into(),
     }
 }

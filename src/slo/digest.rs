@@ -65,43 +65,7 @@ fn number(x: f64) -> String {
 /// The exact decimal value of an integral finite double (`1e23` →
 /// `99999999999999991611392`), as Python's `int(x)` prints it.
 fn exact_integer(x: f64) -> String {
-    if x.abs() < 9.0e15 {
-        return format!("{}", x as i64);
-    }
-    let bits = x.to_bits();
-    let exp = ((bits >> 52) & 0x7ff) as i32;
-    let mantissa = (bits & ((1u64 << 52) - 1)) | (1u64 << 52);
-    // x = mantissa × 2^(exp − 1075); integral and ≥ 9e15 means the shift is ≥ 0.
-    let shift = (exp - 1075).max(0);
-    // Little-endian base-1e9 limbs.
-    let mut limbs: Vec<u64> = vec![mantissa % 1_000_000_000, mantissa / 1_000_000_000];
-    for _ in 0..shift {
-        let mut carry = 0u64;
-        for limb in limbs.iter_mut() {
-            let v = *limb * 2 + carry;
-            *limb = v % 1_000_000_000;
-            carry = v / 1_000_000_000;
-        }
-        if carry > 0 {
-            limbs.push(carry);
-        }
-    }
-    while limbs.len() > 1 && limbs.last() == Some(&0) {
-        limbs.pop();
-    }
-    let mut out = if x < 0.0 {
-        "-".to_owned()
-    } else {
-        String::new()
-    };
-    let mut iter = limbs.iter().rev();
-    if let Some(top) = iter.next() {
-        out.push_str(&top.to_string());
-    }
-    for limb in iter {
-        out.push_str(&format!("{limb:09}"));
-    }
-    out
+    crate::py::int::Int::from_f64(x).map_or_else(String::new, |i| i.to_string())
 }
 
 #[cfg(test)]

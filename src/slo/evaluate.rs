@@ -286,22 +286,12 @@ fn figure(v: &Value) -> Option<f64> {
 
 /// Python's `f"{x:.1%}"`, `-` without a number.
 fn percent(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".into(), |x| format!("{}%", py_fixed(x * 100.0, 1)))
+    v.map_or_else(|| "-".into(), |x| crate::py::float::percent(x, 1, false))
 }
 
 /// Python's `f"{x:.2f}"`, `-` without a number.
 fn two_decimals(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".into(), |x| py_fixed(x, 2))
-}
-
-fn py_fixed(x: f64, decimals: usize) -> String {
-    if x.is_nan() {
-        "nan".into()
-    } else if x.is_infinite() {
-        if x > 0.0 { "inf" } else { "-inf" }.into()
-    } else {
-        format!("{x:.decimals$}")
-    }
+    v.map_or_else(|| "-".into(), |x| crate::py::float::fixed(x, 2, false))
 }
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ pub fn load_file(path: &Path, shown_as: &str) -> Result<Policy, SloError> {
         .map_err(|e| fail(format!("not valid {syntax} ({})", utf8_message(&bytes, &e))))?;
     // Python's text mode turns `\r\n` and a lone `\r` into `\n`, which moves
     // the positions its JSON messages give.
-    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    let text = crate::py::text::universal_newlines(text);
     let doc = if toml_by_name {
         // The TOML parser's message spans lines; an error is one line.
         parse_toml(&text).map_err(|d| {

@@ -8,13 +8,10 @@
 
 use std::path::Path;
 
-use serde_json::{Map, Value};
-
 use super::criteria::CriterionKey;
 use super::file::load_file;
 use super::policy::{assemble, Criterion, Interval, Policy};
 use super::{PolicySource, SloError};
-use crate::pyjson;
 
 /// The policy the `--slo` values give (see [`policy_from_flags`] for a file).
 pub fn parse_flags(flags: &[String]) -> Result<Policy, SloError> {
@@ -68,117 +65,14 @@ fn criterion_from_flag(item: &str) -> Result<Criterion, SloError> {
     })
 }
 
-/// Python's `repr` of a string. Borrowed from the Python-compatible JSON
-/// layer through a dict key, so that no string is read as a NaN sentinel.
+/// Python's `repr` of a string.
 pub(crate) fn py_repr(s: &str) -> String {
-    let mut m = Map::new();
-    m.insert(s.to_owned(), Value::Null);
-    let text = pyjson::str_form(&Value::Object(m));
-    text.strip_prefix('{')
-        .and_then(|t| t.strip_suffix(": None}"))
-        .map_or_else(|| format!("'{s}'"), str::to_owned)
+    crate::py::text::repr_str(s)
 }
 
-/// Zero of every Unicode decimal digit run (category Nd) Python 3.11 knows:
-/// its `float()` reads `١٢` as 12.
-const DIGIT_ZEROS: [u32; 66] = [
-    0x30, 0x660, 0x6f0, 0x7c0, 0x966, 0x9e6, 0xa66, 0xae6, 0xb66, 0xbe6, 0xc66, 0xce6, 0xd66,
-    0xde6, 0xe50, 0xed0, 0xf20, 0x1040, 0x1090, 0x17e0, 0x1810, 0x1946, 0x19d0, 0x1a80, 0x1a90,
-    0x1b50, 0x1bb0, 0x1c40, 0x1c50, 0xa620, 0xa8d0, 0xa900, 0xa9d0, 0xa9f0, 0xaa50, 0xabf0, 0xff10,
-    0x104a0, 0x10d30, 0x11066, 0x110f0, 0x11136, 0x111d0, 0x112f0, 0x11450, 0x114d0, 0x11650,
-    0x116c0, 0x11730, 0x118e0, 0x11950, 0x11c50, 0x11d50, 0x11da0, 0x16a60, 0x16ac0, 0x16b50,
-    0x1d7ce, 0x1d7d8, 0x1d7e2, 0x1d7ec, 0x1d7f6, 0x1e140, 0x1e2f0, 0x1e950, 0x1fbf0,
-];
-
-fn unicode_digit(c: char) -> Option<char> {
-    let n = c as u32;
-    DIGIT_ZEROS
-        .iter()
-        .find(|&&z| (z..z + 10).contains(&n))
-        .and_then(|&z| char::from_digit(n - z, 10))
-}
-
-/// Python's `float(str)`: surrounding whitespace, a sign, `inf`/`infinity`/
-/// `nan` in any case, or a decimal with optional exponent where single
-/// underscores may join digits. Non-ASCII digits count as digits and
-/// non-ASCII spaces as spaces; any other non-ASCII character is an error.
+/// Python's `float(str)`.
 pub(crate) fn py_float(raw: &str) -> Option<f64> {
-    let mut ascii = String::with_capacity(raw.len());
-    for c in raw.chars() {
-        if c.is_ascii() {
-            ascii.push(c);
-        } else if let Some(d) = unicode_digit(c) {
-            ascii.push(d);
-        } else if c.is_whitespace() {
-            ascii.push(' ');
-        } else {
-            return None;
-        }
-    }
-    let text = ascii.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r'));
-    let (negative, body) = match text.as_bytes().first() {
-        Some(b'-') => (true, &text[1..]),
-        Some(b'+') => (false, &text[1..]),
-        _ => (false, text),
-    };
-    let magnitude = match body.to_ascii_lowercase().as_str() {
-        "inf" | "infinity" => f64::INFINITY,
-        "nan" => f64::NAN,
-        _ => decimal(body)?,
-    };
-    Some(if negative { -magnitude } else { magnitude })
-}
-
-/// `digits[.digits]`, `.digits` or `digits.`, then `e[sign]digits`.
-fn decimal(body: &str) -> Option<f64> {
-    let (mantissa, exponent) = match body.find(['e', 'E']) {
-        Some(i) => (&body[..i], Some(&body[i + 1..])),
-        None => (body, None),
-    };
-    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let int = digit_part(int)?;
-    let frac = digit_part(frac)?;
-    if int.is_empty() && frac.is_empty() {
-        return None;
-    }
-    let mut clean = format!(
-        "{}.{}",
-        if int.is_empty() { "0" } else { &int },
-        if frac.is_empty() { "0" } else { &frac }
-    );
-    if let Some(exp) = exponent {
-        let (sign, digits) = match exp.as_bytes().first() {
-            Some(b'-') => ("-", &exp[1..]),
-            Some(b'+') => ("", &exp[1..]),
-            _ => ("", exp),
-        };
-        let digits = digit_part(digits).filter(|d| !d.is_empty())?;
-        clean.push('e');
-        clean.push_str(sign);
-        clean.push_str(&digits);
-    }
-    clean.parse().ok()
-}
-
-/// A run of ASCII digits where a single `_` may sit between two digits;
-/// returned without the underscores (empty input gives an empty run).
-fn digit_part(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = String::with_capacity(b.len());
-    for (i, &c) in b.iter().enumerate() {
-        if c.is_ascii_digit() {
-            out.push(c as char);
-        } else if c == b'_'
-            && i > 0
-            && b[i - 1].is_ascii_digit()
-            && b.get(i + 1).is_some_and(u8::is_ascii_digit)
-        {
-            continue;
-        } else {
-            return None;
-        }
-    }
-    Some(out)
+    crate::py::float::float_of_str(raw)
 }
 
 #[cfg(test)]

@@ -301,41 +301,9 @@ fn reject_unknown(
     }
 }
 
-/// Python's `format(x, "g")`: six significant digits, trailing zeros
-/// dropped, exponent form when the exponent is below -4 or at least 6.
+/// Python's `format(x, "g")`.
 pub fn fmt_g(x: f64) -> String {
-    if !x.is_finite() {
-        return if x.is_nan() {
-            "nan".into()
-        } else if x > 0.0 {
-            "inf".into()
-        } else {
-            "-inf".into()
-        };
-    }
-    if x == 0.0 {
-        return if x.is_sign_negative() { "-0" } else { "0" }.into();
-    }
-    // Rounding to six significant digits first decides the exponent (9.999995
-    // becomes 10.0000, exponent 1), as Python's formatter does.
-    let sci = format!("{x:.5e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if (-4..6).contains(&exp) {
-        let decimals = (5 - exp).max(0) as usize;
-        strip_zeros(&format!("{x:.decimals$}"))
-    } else {
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{}e{sign}{:02}", strip_zeros(mantissa), exp.abs())
-    }
-}
-
-fn strip_zeros(s: &str) -> String {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_owned()
-    } else {
-        s.to_owned()
-    }
+    crate::py::float::g(x)
 }
 
 #[cfg(test)]

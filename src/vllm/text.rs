@@ -24,13 +24,7 @@ fn group_thousands(digits: &str) -> String {
 
 /// Python's spelling of a non-finite float under a `%f` format.
 fn nonfinite(f: f64) -> Option<&'static str> {
-    if f.is_nan() {
-        Some("nan")
-    } else if f.is_infinite() {
-        Some(if f > 0.0 { "inf" } else { "-inf" })
-    } else {
-        None
-    }
+    crate::py::float::nonfinite_word(f)
 }
 
 /// FMT: `n/a` for null and booleans, floats with 2 decimals below 1000 and
@@ -42,7 +36,7 @@ pub fn fmt(v: &Value) -> String {
         _ => match pyjson::real(v) {
             Some(f) => match nonfinite(f) {
                 Some(s) => s.into(),
-                None if f.abs() < 1000.0 => format!("{f:.2}"),
+                None if f.abs() < 1000.0 => crate::py::float::fixed(f, 2, false),
                 None => group_thousands(&format!("{f:.0}")),
             },
             None => pyjson::str_form(v),
@@ -64,10 +58,7 @@ fn num(v: &Value) -> Option<f64> {
 
 fn pct(v: &Value) -> String {
     match num(v) {
-        Some(f) => match nonfinite(f * 100.0) {
-            Some(s) => format!("{s}%"),
-            None => format!("{:.1}%", f * 100.0),
-        },
+        Some(f) => crate::py::float::percent(f, 1, false),
         None => "n/a".into(),
     }
 }

@@ -46,7 +46,7 @@ fn csv(header: &[&str], rows: Vec<Vec<String>>) -> String {
 }
 
 fn pct(x: Option<f64>) -> String {
-    x.map_or_else(|| "-".into(), |v| format!("{:.1}%", v * 100.0))
+    x.map_or_else(|| "-".into(), |v| crate::py::float::percent(v, 1, false))
 }
 
 fn bounds(lo: Option<f64>, hi: Option<f64>) -> String {
