@@ -2,7 +2,7 @@
 //! streaming.
 use super::*;
 
-/// The arrival, prompt, length and streaming blocks of a case (§4.3-§4.5,
+/// The arrival, prompt, length and streaming blocks of a case (docs/report.md §4.3-§4.5,
 /// §4.8), read in one pass over its requests: a pass over a large case
 /// costs more in memory traffic (each request is a few hundred bytes) than
 /// in arithmetic.
@@ -27,7 +27,7 @@ pub fn passes(reqs: &[&Request], window: Option<&Value>) -> [(&'static str, Valu
     ]
 }
 
-/// `arrivals` (§4.3), as its requests are read.
+/// `arrivals` (docs/report.md §4.3), as its requests are read.
 pub(super) struct Arrivals<'r> {
     modes: Distinct<'r>,
     dropped: usize,
@@ -138,7 +138,7 @@ impl<'r> Arrivals<'r> {
     }
 }
 
-/// `prompts` (§4.4), as its requests are read. A prompt repeats request
+/// `prompts` (docs/report.md §4.4), as its requests are read. A prompt repeats request
 /// after request (`repeat` mode): runs of one value are collapsed as they
 /// are read, before the sort that finds the distinct ones.
 #[derive(Default)]
@@ -193,7 +193,7 @@ impl<'r> Prompts<'r> {
     }
 }
 
-/// `lengths` (§4.5), as its requests are read.
+/// `lengths` (docs/report.md §4.5), as its requests are read.
 pub(super) struct Lengths {
     prompt: Vec<f64>,
     output: Vec<f64>,
@@ -224,7 +224,7 @@ impl Lengths {
     }
 }
 
-/// `cache` (§4.6).
+/// `cache` (docs/report.md §4.6).
 pub fn cache(record: Option<&Value>) -> Value {
     match record {
         None => {
@@ -249,7 +249,7 @@ pub fn cache(record: Option<&Value>) -> Value {
     }
 }
 
-/// `streaming` (§4.8), as its requests are read.
+/// `streaming` (docs/report.md §4.8), as its requests are read.
 pub(super) struct Streaming {
     chunks: Vec<f64>,
     gaps: Vec<f64>,

@@ -2,7 +2,7 @@
 //! client-local memory of a case's successful requests.
 use super::*;
 
-/// `latency_ms`, `throughput`, `tokens`, `memory` (client-local) and `request_count` (§4.1).
+/// `latency_ms`, `throughput`, `tokens`, `memory` (client-local) and `request_count` (docs/report.md §4.1).
 /// Returns the window of the successful requests (first start, last end),
 /// which the memory figures cover and the server join places the case by.
 ///

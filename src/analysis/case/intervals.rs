@@ -2,7 +2,7 @@
 //! and the rates read over them.
 use super::*;
 
-/// A measured interval (§4.2.4).
+/// A measured interval (docs/report.md §4.2.4).
 pub fn interval(kind: &str, start: &Int, end: &Int, cohort: &str) -> Value {
     let d = end.sub(start);
     let seconds = if d > Int::default() {

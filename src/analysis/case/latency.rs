@@ -18,7 +18,7 @@ pub struct Latency<'k> {
     pub failed_by_status: BTreeMap<String, i64>,
 }
 
-/// `latency` (§4.7). `metrics`: (key, boundary, per-request value).
+/// `latency` (docs/report.md §4.7). `metrics`: (key, boundary, per-request value).
 pub fn latency<'k>(reqs: &[&Request], metrics: &[(&'k str, &str, &MetricFn)]) -> Latency<'k> {
     use rayon::prelude::*;
     // One pass reads every metric's value of each successful request (a
@@ -64,7 +64,7 @@ pub fn latency<'k>(reqs: &[&Request], metrics: &[(&'k str, &str, &MetricFn)]) ->
     }
 }
 
-/// One metric of the `latency` block (report.md §4.7).
+/// One metric of the `latency` block (docs/report.md §4.7).
 /// `sorted`: the metric's values of the successful requests, ascending,
 /// `missing` how many of them have none; `failures` the unsuccessful ones.
 pub(super) fn metric_block(

@@ -1,4 +1,4 @@
-//! The per-case blocks of the report (report.md §4): request-level figures,
+//! The per-case blocks of the report (docs/report.md §4): request-level figures,
 //! populations and intervals, arrivals, prompts, lengths, cache, latency
 //! quantiles with sufficiency, and streaming. Pure functions of a run's records.
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -151,7 +151,7 @@ fn ns_of(v: &Value) -> Option<Int> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    //! The worked examples of report.md §4.2.7 and §4.7, computed by hand.
+    //! The worked examples of docs/report.md §4.2.7 and §4.7, computed by hand.
     use super::*;
 
     const T: i64 = 1_700_000_000_000_000_000;

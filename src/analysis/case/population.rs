@@ -96,7 +96,7 @@ impl std::hash::Hash for Key<'_> {
     }
 }
 
-/// Populations, cohort issues and intervals of one case (§4.2).
+/// Populations, cohort issues and intervals of one case (docs/report.md §4.2).
 pub struct Population {
     pub population: Value,
     pub intervals: Value,
@@ -377,7 +377,7 @@ fn soft_issues(index_unrecorded: bool, window: Option<&Value>, issues: &mut Vec<
     }
 }
 
-/// Server admission (§4.2.5): the requests the server confirmed it saw (not
+/// Server admission (docs/report.md §4.2.5): the requests the server confirmed it saw (not
 /// dropped, their `x_request_id` among `admitted`), and the share of the
 /// `accepted` ones among them; both null without any source.
 pub fn server_admission(
