@@ -235,8 +235,9 @@ fn violations(rel: &str, code: &str) -> BTreeSet<Rule> {
     });
     let names_clap = words.contains("clap")
         || derives_clap
-        || code.contains("#[arg(")
-        || code.contains("#[command(");
+        || ["#[arg(", "#[arg]", "#[command(", "#[command]"]
+            .iter()
+            .any(|a| code.contains(a));
     if module != "cli" && names_clap {
         out.insert(Rule::Clap);
     }
