@@ -3,15 +3,21 @@
 //! Data flow:
 //!
 //! ```text
-//!  artifact.jsonl ─┐                      ┌─> analysis (pure passes, rayon) ─> report (JSON / txt)
-//!  telemetry.jsonl ┼─> ingest ─> db (SQLite project database) ─┤
-//!  spans.jsonl  ───┘     (one transaction per file)            └─> export (JSONL back out), sql
+//!  artifact.jsonl ─┐                                    ┌─> analysis, slo, join, vllm (pure passes) ─> report (JSON / txt / html)
+//!  telemetry.jsonl ┼─> ingest ─> db (SQLite project) ───┼─> export (JSONL back out, Parquet), sql, history
+//!  spans.jsonl  ───┤   (one transaction per file)       └─> compare (arms of analysed runs, gates)
+//!  other tools ────┘ (import)
+//!  live server ──> collector (process and GPU samples) ─> telemetry JSONL, or db through a sink
 //! ```
 //!
-//! `cli` parses arguments and dispatches; `ingest` decodes files into `model`
-//! records and writes them through `db`; `report` loads a run from `db`,
-//! runs the `analysis`, `slo` and `join` passes and renders the result.
-//! `model`, `analysis`, `slo` and `join` never touch SQLite, clap or sysinfo.
+//! `cli` parses arguments into plain configs and calls `ops`, one function
+//! per command; `ingest` decodes files into `model` records and writes them
+//! through `db`; `ops` loads a run from `db`, runs the `analysis`, `slo`,
+//! `join` and `vllm` passes and has `report` render the result; `compare`
+//! and `history` work on analysed runs; `collector` samples a live server.
+//! `model`, `analysis`, `slo` and `join` never touch SQLite, clap or sysinfo
+//! (docs/architecture.md has the module map and the rules, which
+//! tests/it/layering.rs checks).
 
 pub mod analysis;
 pub mod cli;

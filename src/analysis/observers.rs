@@ -1,4 +1,4 @@
-//! `observers` (report.md §7): which observers the run asked for, and whether
+//! `observers` (docs/report.md §7): which observers the run asked for, and whether
 //! their evidence covered every compared phase.
 use serde_json::{json, Map, Value};
 

@@ -1,5 +1,5 @@
 //! Open-loop arrival schedules recomputed from a recorded workload
-//! (report.md §4.2.3, §4.2.6): the arrival spec of a case, the number of
+//! (docs/report.md §4.2.3, §4.2.6): the arrival spec of a case, the number of
 //! arrivals its bounded schedule holds, and where its observation window
 //! ends. Poisson schedules need the exact draws of Python's
 //! `random.Random(seed)`, so this module carries an MT19937 seeded the way

@@ -1,5 +1,5 @@
 //! Order-statistic helpers every report figure shares: the type-7
-//! percentile of report.md §0.2 and Python's `round()`.
+//! percentile of docs/report.md §0.2 and Python's `round()`.
 //!
 //! The percentile must agree with the reference to the last bit, so the
 //! interpolation is written as exactly the expression the spec gives.
@@ -141,7 +141,7 @@ fn spot(len: usize, level: f64) -> Option<Spot> {
 }
 
 impl Spot {
-    /// §0.2: exactly `a*(1-w) + b*w`, in this order, for bit-identical output.
+    /// docs/report.md §0.2: exactly `a*(1-w) + b*w`, in this order, for bit-identical output.
     fn between(&self, a: f64, b: f64) -> f64 {
         a * (1.0 - self.weight) + b * self.weight
     }
@@ -279,7 +279,7 @@ mod tests {
 
     #[test]
     fn penalized_level_and_observed_bound_from_the_worked_example() {
-        // §4.7: level 0.5*5/4 = 0.625 over [100,200,300,400] -> 287.5.
+        // docs/report.md §4.7: level 0.5*5/4 = 0.625 over [100,200,300,400] -> 287.5.
         let v = [100.0, 200.0, 300.0, 400.0];
         assert_eq!(quantile(&v, 0.5 * 5.0 / 4.0), Some(287.5));
         let with_timeout = [100.0, 200.0, 300.0, 400.0, 600.0];

@@ -1,4 +1,4 @@
-//! How much data a latency quantile needs (report.md §4.7): the
+//! How much data a latency quantile needs (docs/report.md §4.7): the
 //! distribution-free order-statistic interval `[X(j), X(k)]` for the
 //! p-quantile, the sufficiency rule built on it (confidence 0.95, symmetric
 //! tails, 5 order statistics above the upper rank), and the minimum sample

@@ -1,4 +1,4 @@
-//! The text lines of `telemetry.execution` (report.md §6.4), printed after
+//! The text lines of `telemetry.execution` (docs/report.md §6.4), printed after
 //! the vLLM lines and before the cases: nothing when no log was imported.
 use serde_json::Value;
 

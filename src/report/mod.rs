@@ -1,4 +1,4 @@
-//! The analysis report (report.md): assembled from a loaded run by the pure
+//! The analysis report (docs/report.md): assembled from a loaded run by the pure
 //! passes in `analysis`, `slo` and `join`, and rendered as the reference's JSON
 //! or text. Renderers return strings; only the CLI writes them out.
 pub mod execution_text;
@@ -95,7 +95,7 @@ struct CaseTally {
     window: Option<(i64, i64)>,
 }
 
-/// Builds the report of a loaded run (report.md §1, in the reference's order).
+/// Builds the report of a loaded run (docs/report.md §1, in the reference's order).
 pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
     use crate::exit::Exit;
     let recorded: Vec<&Value> = data.of_type("infer.slo").collect();
@@ -107,7 +107,7 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
         },
         message: e.to_string(),
     })?;
-    // vLLM records are checked strictly, in record order (artifact.md §5 E10).
+    // vLLM records are checked strictly, in record order (docs/artifact.md §5 E10).
     // Their indexes count every decoded record, requests and samples
     // included, so the record order is rebuilt only when there is one.
     let is_vllm_record = |r: &Value| {
@@ -422,7 +422,7 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
     })
 }
 
-/// artifact.md §3.1: the last truthy `infer.session.status`, as a string.
+/// docs/artifact.md §3.1: the last truthy `infer.session.status`, as a string.
 fn session_status(data: &RunData) -> Value {
     data.of_type("infer.session")
         .map(|s| pyjson::get(s, "status"))
@@ -431,7 +431,7 @@ fn session_status(data: &RunData) -> Value {
         .map_or(Value::Null, |s| json!(pyjson::str_form(s)))
 }
 
-/// report.md §5.
+/// docs/report.md §5.
 fn workload(data: &RunData) -> Value {
     match data.of_type("infer.workload").next() {
         None => Value::Null,
@@ -454,7 +454,7 @@ fn workload(data: &RunData) -> Value {
     }
 }
 
-/// report.md §4.2.5: ids the server confirmed, or None without any source.
+/// docs/report.md §4.2.5: ids the server confirmed, or None without any source.
 pub(crate) fn admitted_ids(
     data: &RunData,
     external_spans: &[Value],

@@ -1,5 +1,5 @@
 //! The text report (`--format txt`), rendered from the built report exactly as
-//! the reference prints it (report.md §9).
+//! the reference prints it (docs/report.md §9).
 use serde_json::Value;
 
 use super::Report;
@@ -234,7 +234,7 @@ fn segment_lines(case: &Value, lines: &mut Vec<String>) {
     }
 }
 
-/// The case SLO line (slo.md §8.6).
+/// The case SLO line (docs/slo-policy.md §8.6).
 pub fn slo_line(slo: &Value) -> Vec<String> {
     let name = s(pyjson::get(slo, "slo_name"));
     if pyjson::get(slo, "status").as_str() != Some("evaluated") {

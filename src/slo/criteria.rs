@@ -1,6 +1,6 @@
-//! The ten known criteria (slo.md §1): their keys, boundaries, where a
+//! The ten known criteria (docs/slo-policy.md §1): their keys, boundaries, where a
 //! per-request value comes from, and the key check shared by `--slo` flags and
-//! policy documents (slo.md §2 step 4, §3.2 step 3.8.4).
+//! policy documents (docs/slo-policy.md §2 step 4, §3.2 step 3.8.4).
 
 use std::fmt;
 
@@ -100,7 +100,7 @@ impl CriterionKey {
     }
 
     /// vLLM reports these only as Prometheus histograms, so no single request
-    /// can be judged on them (slo.md §7.4 rule 1).
+    /// can be judged on them (docs/slo-policy.md §7.4 rule 1).
     pub fn is_aggregate_only(self) -> bool {
         matches!(self, CriterionKey::ServerItl | CriterionKey::ServerTpot)
     }
@@ -120,7 +120,7 @@ impl CriterionKey {
         ALL.into_iter().find(|k| k.as_str() == key)
     }
 
-    /// The key check of slo.md §2 step 4 / §3.2: the criterion, or the
+    /// The key check of docs/slo-policy.md §2 step 4 / §3.2: the criterion, or the
     /// message naming why `<boundary>.<metric>` is not one.
     pub fn check(boundary: &str, metric: &str) -> Result<CriterionKey, String> {
         let key = format!("{boundary}.{metric}");

@@ -1,4 +1,4 @@
-//! The policy digest (slo.md §6): SHA-256 of a canonical JSON text, identical
+//! The policy digest (docs/slo-policy.md §6): SHA-256 of a canonical JSON text, identical
 //! to the reference's, so a run's recorded digest and a re-judged one compare.
 //!
 //! The digest is of the policy, not of its spelling: criteria are sorted by

@@ -1,5 +1,5 @@
 //! A case judged against a policy: the `stormlog.infer.slo_evaluation` v1
-//! record (slo.md §8) with attainment bounds, per-criterion marginals,
+//! record (docs/slo-policy.md §8) with attainment bounds, per-criterion marginals,
 //! measurability, evidence coverage and SLO goodput, and its text line.
 //!
 //! Unknown outcomes widen the bounds (missed for the lower one, met for the
@@ -136,7 +136,7 @@ fn successful_outcomes<'a>(
         .filter_map(move |j| j.criteria.get(index))
 }
 
-/// slo.md §8.4: the first criterion, in policy order, that is aggregate-only
+/// docs/slo-policy.md §8.4: the first criterion, in policy order, that is aggregate-only
 /// or that every successful request left unknown (with its most common
 /// reason; ties go to the reason met first).
 fn unmeasurable(policy: &Policy, judged: &[RequestJudgement]) -> Option<String> {
@@ -168,7 +168,7 @@ fn unmeasurable(policy: &Policy, judged: &[RequestJudgement]) -> Option<String> 
     None
 }
 
-/// slo.md §8.3: counts among successful requests, marginal bounds over
+/// docs/slo-policy.md §8.3: counts among successful requests, marginal bounds over
 /// every offered request; no bounds for an aggregate-only criterion or one
 /// no successful request could be judged on (`[0, 1]` would read as a figure).
 fn per_criterion(policy: &Policy, judged: &[RequestJudgement], offered: usize) -> Value {
@@ -201,7 +201,7 @@ fn per_criterion(policy: &Policy, judged: &[RequestJudgement], offered: usize) -
     Value::Object(out)
 }
 
-/// One criterion's `per_criterion` entry (slo.md §8.3) as data: the counts
+/// One criterion's `per_criterion` entry (docs/slo-policy.md §8.3) as data: the counts
 /// among successful requests and the marginal bounds over every offered
 /// request. The report and `stormlog slo` both build it here.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
@@ -246,7 +246,7 @@ impl Marginal {
     }
 }
 
-/// The case's text line (slo.md §8.6, report.md §9), or None without an
+/// The case's text line (docs/slo-policy.md §8.6, docs/report.md §9), or None without an
 /// evaluation.
 pub fn case_text_line(case_slo: &Value) -> Option<String> {
     let Value::Object(slo) = case_slo else {
@@ -309,7 +309,7 @@ mod tests {
         crate::slo::parse_flags(&f.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap()
     }
 
-    /// slo.md §8.7 A: five requests, one slow TTFT, one timeout.
+    /// docs/slo-policy.md §8.7 A: five requests, one slow TTFT, one timeout.
     fn example_a() -> Vec<Request> {
         vec![
             request(

@@ -1,4 +1,4 @@
-//! Reading a policy file (slo.md §3.2): JSON as the reference reads it
+//! Reading a policy file (docs/slo-policy.md §3.2): JSON as the reference reads it
 //! (Python text mode, `json.loads` messages, duplicate keys refused), or the
 //! same document written in TOML, judged identically.
 //!

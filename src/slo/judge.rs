@@ -1,4 +1,4 @@
-//! Judging one request (slo.md §7): the value each criterion reads (client
+//! Judging one request (docs/slo-policy.md §7): the value each criterion reads (client
 //! values from the request, server values from its joined vLLM span), the
 //! plausibility rule, one criterion's outcome, and the request's verdict.
 
@@ -9,7 +9,7 @@ use crate::model::Request;
 use crate::pyjson;
 use std::borrow::Cow;
 
-/// Why a criterion has no value or does not apply: one of slo.md §9's
+/// Why a criterion has no value or does not apply: one of docs/slo-policy.md §9's
 /// reasons, borrowed when it is a fixed word (no allocation per request and
 /// criterion: a report measures every request for every metric), owned when
 /// it names a span attribute or a quarantine.
@@ -20,7 +20,7 @@ pub type Reason = Cow<'static, str>;
 pub enum Measure {
     /// Finite and not negative.
     Value(f64),
-    /// No value could be read; the reason is one of slo.md §9's.
+    /// No value could be read; the reason is one of docs/slo-policy.md §9's.
     Unknown(Reason),
     /// The criterion does not apply (one output token has no TPOT).
     NotApplicable(Reason),
@@ -46,7 +46,7 @@ fn unknown(reason: &'static str) -> Measure {
     Measure::Unknown(Cow::Borrowed(reason))
 }
 
-/// slo.md §7.1 and §7.2, before the plausibility check.
+/// docs/slo-policy.md §7.1 and §7.2, before the plausibility check.
 fn raw_measure(req: &Request, key: CriterionKey, spans: &Spans) -> Measure {
     use CriterionKey::*;
     let ttft = req.ttft_ms();
@@ -106,7 +106,7 @@ fn raw_measure(req: &Request, key: CriterionKey, spans: &Spans) -> Measure {
     }
 }
 
-/// slo.md §7.3: a value no latency can have is unknown. A negative one
+/// docs/slo-policy.md §7.3: a value no latency can have is unknown. A negative one
 /// (a clock stepped back) would otherwise count as fast.
 fn plausible(m: Measure) -> Measure {
     match m {
@@ -152,7 +152,7 @@ pub fn passes(value: f64, max_ms: f64) -> bool {
     value <= max_ms
 }
 
-/// slo.md §7.4.
+/// docs/slo-policy.md §7.4.
 pub fn judge(criterion: &Criterion, req: &Request, spans: &Spans) -> Judged {
     let (outcome, reason) = if criterion.key.is_aggregate_only() {
         (Outcome::Unknown, Some(Cow::Borrowed("aggregate_only")))
@@ -167,7 +167,7 @@ pub fn judge(criterion: &Criterion, req: &Request, spans: &Spans) -> Judged {
     Judged { outcome, reason }
 }
 
-/// A request's verdict (slo.md §7.5).
+/// A request's verdict (docs/slo-policy.md §7.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
     Met,

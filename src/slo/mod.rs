@@ -1,4 +1,4 @@
-//! SLO policies and their judgement (spec `slo.md`): the `--slo KEY:MS`
+//! SLO policies and their judgement (docs/slo-policy.md): the `--slo KEY:MS`
 //! grammar, policy files (`stormlog.infer.slo` v1 in JSON, or the same
 //! document in TOML), the artifact's `infer.slo` record and which policy a
 //! report uses, the digest (identical to the reference's), per-request
@@ -89,7 +89,7 @@ impl SloError {
     }
 }
 
-/// A run's joined vLLM spans (report.md §6.3.5), keyed by the string form
+/// A run's joined vLLM spans (docs/report.md §6.3.5), keyed by the string form
 /// of `x_request_id`.
 #[derive(Debug, Clone, Copy)]
 pub struct Spans<'a> {

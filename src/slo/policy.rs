@@ -1,5 +1,5 @@
 //! A validated policy (`stormlog.infer.slo` v1) and the document rules that
-//! build one (slo.md §3): the validation order and messages of §3.2 step 3,
+//! build one (docs/slo-policy.md §3): the validation order and messages of §3.2 step 3,
 //! the stored form of §3.3, and the sliding-interval refusal of §3.2 step 4.
 //!
 //! A [`Policy`] cannot be invalid: every key is one of the ten criteria,
@@ -71,7 +71,7 @@ impl Interval {
 }
 
 impl Policy {
-    /// The policy as its versioned document (slo.md §3.3): every number a
+    /// The policy as its versioned document (docs/slo-policy.md §3.3): every number a
     /// float, criteria in the given order.
     pub fn to_record(&self) -> Value {
         let mut m = Map::new();
@@ -98,7 +98,7 @@ impl Policy {
     }
 
     /// Refuses a sliding policy where each case is judged over its whole
-    /// rate interval (slo.md §3.2 step 4, §4). The message goes after a
+    /// rate interval (docs/slo-policy.md §3.2 step 4, §4). The message goes after a
     /// caller's label such as `SLO policy <path>: `.
     pub fn require_measured_window(&self) -> Result<(), String> {
         match self.interval {
@@ -112,7 +112,7 @@ impl Policy {
     }
 }
 
-/// Validates a policy document (slo.md §3.2 step 3): the first rule the
+/// Validates a policy document (docs/slo-policy.md §3.2 step 3): the first rule the
 /// document breaks, in the reference's order, gives the message.
 pub fn from_document(doc: &Value) -> Result<Policy, String> {
     let Value::Object(payload) = doc else {

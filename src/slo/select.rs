@@ -1,4 +1,4 @@
-//! Which policy a report judges by (slo.md §5): a command-line policy
+//! Which policy a report judges by (docs/slo-policy.md §5): a command-line policy
 //! replaces whatever the artifact recorded; otherwise the artifact's single
 //! `infer.slo` record (§4); otherwise none. Also the report's `slo` block,
 //! the "replaces" warnings and the policy text lines.
@@ -26,7 +26,7 @@ pub struct Selected {
 
 /// Chooses the policy. `recorded` are the artifact's `infer.slo` records in
 /// file order. Errors (exit 5) only when no CLI policy is given and the
-/// recorded one cannot be used (artifact.md §5 E5–E7).
+/// recorded one cannot be used (docs/artifact.md §5 E5–E7).
 pub fn select(
     cli: Option<(Policy, PolicySource)>,
     recorded: &[&Value],

@@ -71,7 +71,7 @@ pub struct Joint {
 
 impl Column {
     /// The marginal column: the rest is only the request's status (a
-    /// request that did not succeed is left out of the counts, as slo.md
+    /// request that did not succeed is left out of the counts, as docs/slo-policy.md
     /// §8.3 counts among successful requests).
     pub fn marginal(key: CriterionKey, requests: &[&Request], spans: &Spans) -> Column {
         let mut rest_met = Class::default();
@@ -123,7 +123,7 @@ impl Column {
     }
 
     /// Joint counts at `threshold` (a joint column); `measurable` is false
-    /// when the policy is unmeasurable (slo.md §8.4), which no threshold
+    /// when the policy is unmeasurable (docs/slo-policy.md §8.4), which no threshold
     /// changes, and then the bounds are null.
     pub fn joint_at(&self, threshold: f64, measurable: bool) -> Joint {
         let (m, u) = (&self.rest_met, &self.rest_unknown);

@@ -1,7 +1,7 @@
-//! The vLLM 0.30.0 metric catalog (report.md Appendix A): what each native
+//! The vLLM 0.30.0 metric catalog (docs/report.md §6.3): what each native
 //! series means, the report field it is stored under, its group, unit and
 //! provenance, and the retired names with their successors. The report's
-//! per-engine block (report.md §6.3.4) resolves every family through here.
+//! per-engine block (docs/report.md §6.3.4) resolves every family through here.
 
 /// One catalog entry; `requires` set means the series is optional.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

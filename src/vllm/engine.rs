@@ -1,4 +1,4 @@
-//! The `telemetry.vllm` block (report.md §6.3.1–§6.3.4): the run-level
+//! The `telemetry.vllm` block (docs/report.md §6.3.1–§6.3.4): the run-level
 //! engine summary, and per case the metrics window between the scrape just
 //! before the phase's first send and the one after its drain, differenced
 //! per engine. Nothing is differenced across a restart, a recreated or reset

@@ -1,5 +1,5 @@
-//! vLLM's own telemetry in a run (report.md §6.3, §7, §9; artifact.md
-//! §3.12–§3.13): strict parsing of `infer.vllm_scrape` / `infer.vllm_span`
+//! vLLM's own telemetry in a run (docs/report.md §6.3, §7, §9; docs/artifact.md
+//! §3.12): strict parsing of `infer.vllm_scrape` / `infer.vllm_span`
 //! records and external span files, the `telemetry.vllm` report block
 //! (engine summary, per-case metric windows per engine), the span join that
 //! gives each measured request its single trusted server span (used by the
@@ -120,7 +120,7 @@ fn equals(raw: &Value, text: &str) -> bool {
     raw.as_str() == Some(text) && pyjson::sentinel_f64(text).is_none()
 }
 
-/// The `vllm_metrics` and `vllm_spans` observer states (report.md §7), each
+/// The `vllm_metrics` and `vllm_spans` observer states (docs/report.md §7), each
 /// `None` when the run did not ask for that observer.
 pub fn observers(
     records: &[Value],

@@ -1,4 +1,4 @@
-//! Strict parsing of the artifact's vLLM records (artifact.md §3.12.1,
+//! Strict parsing of the artifact's vLLM records (docs/artifact.md §3.12.1,
 //! §3.12.2): `infer.vllm_scrape` (one `/metrics` response in compact form)
 //! and `infer.vllm_span` (one OpenTelemetry span). Analysis refuses an
 //! artifact with an invalid one (exit 5), so each check runs in the
@@ -143,7 +143,7 @@ pub struct Span {
 }
 
 impl Span {
-    /// The record shape of artifact.md §3.12.2 (the reference's `to_record`).
+    /// The record shape of docs/artifact.md §3.12.2 (the reference's `to_record`).
     pub fn to_record(&self) -> Value {
         let opt = |s: &Option<String>| s.clone().map_or(Value::Null, Value::String);
         let mut m = Map::new();
@@ -531,7 +531,7 @@ impl SpanFields {
     }
 }
 
-/// Checks every vLLM record in record order (artifact.md §5 E10); the error
+/// Checks every vLLM record in record order (docs/artifact.md §5 E10); the error
 /// is `invalid <event_type> record <i>: <reason>`.
 pub fn validate_records(records: &[(usize, &Value)]) -> Result<(), String> {
     for (index, record) in records {

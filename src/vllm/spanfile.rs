@@ -1,4 +1,4 @@
-//! External span files (`--vllm-spans FILE`, artifact.md §3.12.3): an OTLP
+//! External span files (`--vllm-spans FILE`, docs/artifact.md §3.12.3): an OTLP
 //! JSON document, or lines each holding an OTLP document or one "sink" span.
 //! Every span is stamped with the artifact's run identity and its exporter's
 //! clock domain, its client request id recovered from `gen_ai.request.id`,
@@ -39,7 +39,7 @@ struct RawSpan {
     dropped: Map<String, Value>,
 }
 
-/// Reads one span file's text into stamped span records (the §3.12.2
+/// Reads one span file's text into stamped span records (the docs/artifact.md §3.12.2
 /// shape). `path` names the clock domain when the resource has no
 /// `host.name`; the error is the reason the caller prints after
 /// `vLLM telemetry: `.

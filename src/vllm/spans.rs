@@ -1,4 +1,4 @@
-//! The span join (report.md §6.3.5): vLLM spans matched to the run's
+//! The span join (docs/report.md §6.3.5): vLLM spans matched to the run's
 //! measured requests by the client's `X-Request-Id`, one trusted span per
 //! request. A redelivered span counts once; a request whose span came back
 //! with different content, or that has several spans, is quarantined, since
@@ -218,7 +218,7 @@ pub fn admitted_ids(join: &SpanJoin) -> HashSet<String> {
         .collect()
 }
 
-/// A request's server-side value in milliseconds (slo.md §7.2), or why
+/// A request's server-side value in milliseconds (docs/slo-policy.md §7.2), or why
 /// there is none.
 pub fn server_metric(join: &SpanJoin, x_request_id: &str, key: &str) -> Result<f64, String> {
     let Some(attributes) = join.joined.get(x_request_id) else {

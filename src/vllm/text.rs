@@ -1,4 +1,4 @@
-//! The vLLM lines of the text report (report.md §9): the run-level
+//! The vLLM lines of the text report (docs/report.md §9): the run-level
 //! `vLLM telemetry: …` lines and each case's `  vllm …` lines, rendered from
 //! the `telemetry.vllm` block alone.
 

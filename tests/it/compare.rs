@@ -3,7 +3,8 @@
 //! verdict), the runs' names aside: run ids where the reference shows paths.
 use serde_json::Value;
 
-use crate::common::{case_args, fixtures, leaf_mismatches, run_in};
+use crate::cases::{self, Case};
+use crate::common::{leaf_mismatches, run_in};
 
 /// Drops the leaves that name a run (paths there, run ids here) and those
 /// the reference itself lists as varying between runs.
@@ -27,10 +28,11 @@ fn scrub(v: &mut Value) {
 fn stored_runs_compare_like_their_files() {
     let tmp = tempfile::tempdir().unwrap();
     for name in ["compare_config", "compare_allow", "compare_segment"] {
-        let dir = fixtures().join("cases").join(name);
+        let case = cases::conformance(name);
+        let dir = case.dir.clone();
         let db = tmp.path().join(format!("{name}.db"));
         let db = db.to_str().unwrap();
-        let args = case_args(&dir);
+        let args = case.args.clone();
         // --baseline A B --candidate C D: the files become stored runs.
         let mut argv: Vec<String> = vec!["compare".into(), "--db".into(), db.into()];
         let mut run_ids = std::collections::BTreeMap::new();
@@ -100,8 +102,9 @@ fn stored_runs_compare_like_their_files() {
 /// Ingests every arm file of the named compare cases into one database.
 fn store_arms(db: &str, cases: &[&str]) {
     for name in cases {
-        let dir = fixtures().join("cases").join(name);
-        for a in case_args(&dir).iter().filter(|a| a.ends_with(".jsonl")) {
+        let case = cases::conformance(name);
+        let dir = case.dir.clone();
+        for a in case.args.clone().iter().filter(|a| a.ends_with(".jsonl")) {
             let out = run_in(&dir, &["ingest", "--db", db, a]);
             assert!(
                 out.status.success(),
@@ -113,10 +116,10 @@ fn store_arms(db: &str, cases: &[&str]) {
 }
 
 /// The case's flags without its arms' files: what follows `--experiment`.
-fn flags_without_arms(dir: &std::path::Path) -> Vec<String> {
+fn flags_without_arms(case: &Case) -> Vec<String> {
     let mut rest = Vec::new();
     let mut in_arm = false;
-    for a in case_args(dir) {
+    for a in case.args.clone() {
         match a.as_str() {
             "--baseline" | "--candidate" => in_arm = true,
             _ if in_arm && a.ends_with(".jsonl") => {}
@@ -143,11 +146,12 @@ fn experiment_labels_choose_the_arms_of_stored_runs() {
         ("compare_segment", "exp-token-delay"),
         ("compare_allow", "exp-slots"),
     ] {
-        let dir = fixtures().join("cases").join(name);
+        let case = cases::conformance(name);
+        let dir = case.dir.clone();
         let mut argv: Vec<String> = ["compare", "--db", db, "--experiment", experiment]
             .map(str::to_owned)
             .to_vec();
-        argv.extend(flags_without_arms(&dir));
+        argv.extend(flags_without_arms(&case));
         let text_argv: Vec<&str> = argv.iter().map(String::as_str).collect();
         let text = run_in(&dir, &text_argv);
         let want_rc: i32 = std::fs::read_to_string(dir.join("expected.rc"))
@@ -182,8 +186,9 @@ fn experiment_labels_choose_the_arms_of_stored_runs() {
         assert!(bad.is_empty(), "{name}: {:?}", &bad[..bad.len().min(8)]);
     }
     // Two of three blocks: the same comparison as naming their run ids.
-    let dir = fixtures().join("cases").join("compare_allow");
-    let flags = flags_without_arms(&dir);
+    let case = cases::conformance("compare_allow");
+    let dir = case.dir.clone();
+    let flags = flags_without_arms(&case);
     let run_with = |head: &[&str]| {
         let mut argv: Vec<&str> = head.to_vec();
         argv.extend(flags.iter().map(String::as_str));

@@ -2,11 +2,10 @@
 //! reference's JSON (value for value) and text (byte for byte), through
 //! `stormlog infer analyze` and through `stormlog ingest` + `stormlog report`.
 //! Adding a case is adding a folder under tests/fixtures/conformance/cases.
-use std::path::{Path, PathBuf};
-
 use serde_json::Value;
 
-use crate::common::{case_args, fixtures, leaf_mismatches, run_in};
+use crate::cases::{self, Case};
+use crate::common::{leaf_mismatches, run_in};
 
 /// What a case needs beyond the client-side report.
 #[derive(Debug, PartialEq, Eq, Clone, Copy)]
@@ -20,9 +19,9 @@ enum Feature {
 /// as not yet covered (and the test says which).
 const IMPLEMENTED: &[Feature] = &[Feature::ServerTelemetry, Feature::Slo, Feature::Vllm];
 
-fn features(dir: &Path) -> Vec<Feature> {
-    let args = case_args(dir).join(" ");
-    let artifact = std::fs::read_to_string(dir.join("artifact.jsonl")).unwrap_or_default();
+fn features(case: &Case) -> Vec<Feature> {
+    let args = case.args_line();
+    let artifact = case.read("artifact.jsonl");
     let mut f = Vec::new();
     if args.contains("--server-telemetry") {
         f.push(Feature::ServerTelemetry);
@@ -36,26 +35,19 @@ fn features(dir: &Path) -> Vec<Feature> {
     f
 }
 
-/// A case of `infer compare` (its `command` file says so).
-fn is_compare(dir: &Path) -> bool {
-    std::fs::read_to_string(dir.join("command")).is_ok_and(|c| c.trim() == "compare")
-}
-
 /// The analyze cases, and the bad inputs the reference reads leniently (those
 /// with an `expected.json`): both go through analyze and ingest + report.
-fn analyze_cases() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(fixtures().join("cases"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| !p.join("command").exists())
+fn analyze_cases() -> Vec<Case> {
+    let mut v: Vec<Case> = cases::all(cases::CONFORMANCE)
+        .into_iter()
+        .filter(|c| !c.has("command"))
         .collect();
     v.extend(
-        std::fs::read_dir(fixtures().join("bad"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.join("expected.json").exists() && !p.join("expected.rc").exists()),
+        cases::all(cases::BAD)
+            .into_iter()
+            .filter(|c| c.has("expected.json") && !c.is_refusal()),
     );
-    v.sort();
+    v.sort_by(|a, b| a.dir.cmp(&b.dir));
     v
 }
 
@@ -63,16 +55,16 @@ fn analyze_cases() -> Vec<PathBuf> {
 /// text is stormlog's own `report`, which is the reference's text in
 /// people's units and with hints (`report::people`).
 fn check(
-    dir: &Path,
+    case: &Case,
     label: &str,
     json: &[u8],
     text: &[u8],
     people: bool,
     failures: &mut Vec<String>,
 ) {
-    let name = dir.file_name().unwrap().to_string_lossy();
-    let expected: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+    let name = &case.name;
+    let expected: Value = serde_json::from_str(&case.read("expected.json"))
+        .unwrap_or_else(|e| panic!("{name}: expected.json: {e}"));
     match serde_json::from_slice::<Value>(json) {
         Ok(actual) => {
             let bad = leaf_mismatches(&expected, &actual);
@@ -86,7 +78,7 @@ fn check(
         }
         Err(e) => failures.push(format!("{name} ({label}) json did not parse: {e}")),
     }
-    let mut expected_txt = std::fs::read(dir.join("expected.txt")).unwrap();
+    let mut expected_txt = case.read("expected.txt").into_bytes();
     if people {
         expected_txt =
             stormlog::report::people::for_people(&String::from_utf8_lossy(&expected_txt))
@@ -104,25 +96,25 @@ fn check(
 fn analyze_matches_the_reference() {
     let mut failures = Vec::new();
     let mut checked = 0;
-    for dir in analyze_cases() {
-        if !features(&dir).iter().all(|f| IMPLEMENTED.contains(f)) {
+    for case in analyze_cases() {
+        if !features(&case).iter().all(|f| IMPLEMENTED.contains(f)) {
             continue;
         }
-        let args = case_args(&dir);
-        let mut base: Vec<&str> = vec!["infer", "analyze", "artifact.jsonl"];
-        base.extend(args.iter().map(String::as_str));
+        let dir = &case.dir;
+        let argv = case.infer_argv();
+        let base: Vec<&str> = argv.iter().map(String::as_str).collect();
         let mut j = base.clone();
         j.extend(["--format", "json"]);
-        let out = run_in(&dir, &j);
+        let out = run_in(dir, &j);
         assert!(
             out.status.success(),
             "{}: {}",
-            dir.display(),
+            case.name,
             String::from_utf8_lossy(&out.stderr)
         );
-        let txt = run_in(&dir, &base);
+        let txt = run_in(dir, &base);
         check(
-            &dir,
+            &case,
             "infer analyze",
             &out.stdout,
             &txt.stdout,
@@ -155,61 +147,60 @@ fn ingest_then_report_matches_the_reference() {
     let tmp = tempfile::tempdir().unwrap();
     let mut failures = Vec::new();
     let mut checked = 0;
-    for dir in analyze_cases() {
-        if !features(&dir).iter().all(|f| IMPLEMENTED.contains(f)) {
+    for case in analyze_cases() {
+        if !features(&case).iter().all(|f| IMPLEMENTED.contains(f)) {
             continue;
         }
+        let dir = &case.dir;
         // A collector started with another run id attaches to that run: this
         // case is about `infer analyze` given the wrong file, not about ingest.
         if dir.ends_with("telemetry_wrong_run") {
             continue;
         }
-        let db = tmp
-            .path()
-            .join(format!("{}.db", dir.file_name().unwrap().to_string_lossy()));
+        let db = tmp.path().join(format!("{}.db", case.name));
         let db = db.to_str().unwrap();
-        let (telemetry, spans, rest) = split_args(&case_args(&dir));
-        let out = run_in(&dir, &["ingest", "--db", db, "artifact.jsonl"]);
+        let (telemetry, spans, rest) = split_args(&case.args);
+        let out = run_in(dir, &["ingest", "--db", db, "artifact.jsonl"]);
         assert!(
             out.status.success(),
             "{}: {}",
-            dir.display(),
+            case.name,
             String::from_utf8_lossy(&out.stderr)
         );
-        let runs = run_in(&dir, &["runs", "--db", db, "--format", "json"]);
+        let runs = run_in(dir, &["runs", "--db", db, "--format", "json"]);
         let runs: Value = serde_json::from_slice(&runs.stdout).unwrap();
         let run_id = runs[0]["run_id"].as_str().unwrap().to_owned();
         for t in &telemetry {
-            let out = run_in(&dir, &["ingest", "--db", db, t]);
+            let out = run_in(dir, &["ingest", "--db", db, t]);
             assert!(
                 out.status.success(),
                 "{}: {}",
-                dir.display(),
+                case.name,
                 String::from_utf8_lossy(&out.stderr)
             );
         }
         for s in &spans {
-            let out = run_in(&dir, &["ingest", "--db", db, "--run", &run_id, s]);
+            let out = run_in(dir, &["ingest", "--db", db, "--run", &run_id, s]);
             assert!(
                 out.status.success(),
                 "{}: {}",
-                dir.display(),
+                case.name,
                 String::from_utf8_lossy(&out.stderr)
             );
         }
         let mut argv: Vec<&str> = vec!["report", "--db", db, &run_id];
         argv.extend(rest.iter().map(String::as_str));
-        let txt = run_in(&dir, &argv);
+        let txt = run_in(dir, &argv);
         argv.extend(["--format", "json"]);
-        let json = run_in(&dir, &argv);
+        let json = run_in(dir, &argv);
         assert!(
             json.status.success(),
             "{}: {}",
-            dir.display(),
+            case.name,
             String::from_utf8_lossy(&json.stderr)
         );
         check(
-            &dir,
+            &case,
             "ingest + report",
             &json.stdout,
             &txt.stdout,
@@ -226,13 +217,13 @@ fn ingest_then_report_matches_the_reference() {
 fn bad_inputs_get_the_reference_status_and_message() {
     let mut failures = Vec::new();
     let mut checked = 0;
-    for entry in std::fs::read_dir(fixtures().join("bad")).unwrap() {
-        let dir = entry.unwrap().path();
-        let Ok(rc) = std::fs::read_to_string(dir.join("expected.rc")) else {
+    for case in cases::all(cases::BAD) {
+        if !case.is_refusal() {
             continue;
-        };
+        }
+        let rc = case.expected_rc().to_string();
         let needs: Vec<Feature> = {
-            let a = case_args(&dir).join(" ");
+            let a = case.args_line();
             let mut f = vec![];
             if a.contains("--server-telemetry") {
                 f.push(Feature::ServerTelemetry);
@@ -247,21 +238,16 @@ fn bad_inputs_get_the_reference_status_and_message() {
         if !needs.iter().all(|f| IMPLEMENTED.contains(f)) {
             continue;
         }
-        let prefix = std::fs::read_to_string(dir.join("expected.prefix")).unwrap();
-        let args = case_args(&dir);
+        let prefix = case.expected_prefix();
         // A compare case names its arms' files in its flags.
-        let mut argv: Vec<&str> = if is_compare(&dir) {
-            vec!["infer", "compare"]
-        } else {
-            vec!["infer", "analyze", "artifact.jsonl"]
-        };
-        argv.extend(args.iter().map(String::as_str));
+        let full = case.infer_argv();
+        let mut argv: Vec<&str> = full.iter().map(String::as_str).collect();
         argv.extend(["--format", "json"]);
-        let out = run_in(&dir, &argv);
+        let out = run_in(&case.dir, &argv);
         let code = out.status.code().unwrap_or(-1);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-        if code.to_string() != rc.trim() || !stderr.contains(prefix.trim_end_matches('\n')) {
+        let name = &case.name;
+        if code.to_string() != rc || !stderr.contains(prefix.as_str()) {
             failures.push(format!(
                 "{name}: exit {code} (want {}), stderr {stderr:?} lacks {prefix:?}",
                 rc.trim()

@@ -8,12 +8,13 @@ use std::process::Command;
 use serde_json::Value;
 use stormlog::pyjson;
 
+use crate::cases;
 use crate::common::{bin, fixtures, run_in};
 
 fn artifacts() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = Vec::new();
-    for entry in std::fs::read_dir(fixtures().join("cases")).unwrap() {
-        let dir = entry.unwrap().path();
+    for case in cases::all(cases::CONFORMANCE) {
+        let dir = case.dir;
         for f in std::fs::read_dir(&dir).unwrap() {
             let p = f.unwrap().path();
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
@@ -193,15 +194,12 @@ fn bad_files_are_refused_and_change_nothing() {
     assert!(ingest(&db, &[&good]).status.success());
     let before = dump(&db);
     let mut checked = 0;
-    for entry in std::fs::read_dir(fixtures().join("bad")).unwrap() {
-        let dir = entry.unwrap().path();
-        let Ok(rc) = std::fs::read_to_string(dir.join("expected.rc")) else {
-            continue;
-        };
-        if rc.trim() != "5" {
+    for case in cases::all(cases::BAD) {
+        let dir = case.dir.clone();
+        if !case.is_refusal() || case.expected_rc() != 5 {
             continue;
         }
-        let args = std::fs::read_to_string(dir.join("args")).unwrap_or_default();
+        let args = case.args_line();
         // The file that is bad: the telemetry when the case names one, else the artifact.
         let bad = if args.contains("--server-telemetry") {
             dir.join(args.split_whitespace().nth(1).unwrap())
@@ -212,12 +210,11 @@ fn bad_files_are_refused_and_change_nothing() {
         };
         let out = ingest(&db, &[&bad]);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(5), "{}: {stderr}", dir.display());
-        let prefix = std::fs::read_to_string(dir.join("expected.prefix")).unwrap();
-        let prefix = prefix.trim_end_matches('\n');
+        assert_eq!(out.status.code(), Some(5), "{}: {stderr}", case.name);
+        let prefix = case.expected_prefix();
         // The message names the file as given and, where the reference does,
         // the line: the reference's reason in stormlog's words (ingest::words).
-        let tail = prefix.split_once(": ").map_or("", |(_, t)| t);
+        let tail = prefix.as_str().split_once(": ").map_or("", |(_, t)| t);
         let tail = stormlog::ingest::words::plain(tail);
         let tail = tail.trim_end_matches(':');
         assert!(

@@ -406,12 +406,11 @@ struct Source {
 
 fn sources(all: bool) -> Vec<Source> {
     let mut out = Vec::new();
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(fixtures().join("cases"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("artifact.jsonl").exists() && !p.join("command").exists())
+    let dirs: Vec<PathBuf> = crate::cases::all(crate::cases::CONFORMANCE)
+        .into_iter()
+        .filter(|c| c.has("artifact.jsonl") && !c.has("command"))
+        .map(|c| c.dir)
         .collect();
-    dirs.sort();
     for dir in dirs {
         let artifact = dir.join("artifact.jsonl");
         let lines = std::fs::read_to_string(&artifact).unwrap().lines().count();

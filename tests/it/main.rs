@@ -4,6 +4,7 @@
 //! crash safety, concurrency), and the command line.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod cases;
 mod common;
 mod compare;
 mod conformance;
@@ -15,7 +16,9 @@ mod fuzz;
 mod history;
 mod hostile;
 mod html;
+mod layering;
 mod peers;
 mod segment;
 mod slo;
 mod slo_questions;
+mod snapshots;

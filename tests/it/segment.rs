@@ -7,21 +7,21 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{case_args, fixtures, leaf_mismatches, run_in};
+use crate::cases::{self, Case};
+use crate::common::{leaf_mismatches, run_in};
 
 /// The compare_segment arms, which every twin compares.
 fn arms() -> PathBuf {
-    fixtures().join("cases").join("compare_segment")
+    cases::conformance("compare_segment").dir
 }
 
-fn twins() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/segment");
-    let mut found: Vec<PathBuf> = std::fs::read_dir(root)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("args").exists())
-        .collect();
-    found.sort();
+/// The twins: every folder of tests/fixtures/segment is one (a folder
+/// without `args` fails, naming it).
+fn twins() -> Vec<Case> {
+    let found = cases::all(cases::SEGMENT);
+    for twin in &found {
+        twin.file("args");
+    }
     found
 }
 
@@ -30,27 +30,21 @@ fn compare_segment_twins_match_the_reference() {
     let twins = twins();
     assert!(twins.len() >= 3, "{twins:?}");
     for twin in twins {
-        let name = twin.file_name().unwrap().to_string_lossy().into_owned();
-        let args = case_args(&twin);
+        let name = &twin.name;
         let mut argv: Vec<&str> = vec!["infer", "compare"];
-        argv.extend(args.iter().map(String::as_str));
+        argv.extend(twin.args.iter().map(String::as_str));
         let text = run_in(&arms(), &argv);
         argv.extend(["--format", "json"]);
         let json = run_in(&arms(), &argv);
-        let rc: i32 = std::fs::read_to_string(twin.join("expected.rc"))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
+        let rc = twin.expected_rc();
         assert_eq!(
             (json.status.code(), text.status.code()),
             (Some(rc), Some(rc)),
             "{name}: {}",
             String::from_utf8_lossy(&json.stderr)
         );
-        let mut expected: Value =
-            serde_json::from_str(&std::fs::read_to_string(twin.join("expected.json")).unwrap())
-                .unwrap();
+        let mut expected: Value = serde_json::from_str(&twin.read("expected.json"))
+            .unwrap_or_else(|e| panic!("{name}: expected.json: {e}"));
         let mut actual: Value = serde_json::from_slice(&json.stdout).unwrap();
         for v in [&mut expected, &mut actual] {
             v.as_object_mut().unwrap().remove("generated_at_utc");
@@ -62,7 +56,7 @@ fn compare_segment_twins_match_the_reference() {
             bad.len(),
             &bad[..bad.len().min(8)]
         );
-        let want = std::fs::read(twin.join("expected.txt")).unwrap();
+        let want = twin.read("expected.txt").into_bytes();
         assert!(
             text.stdout == want,
             "{name}: the text report differs:\n{}",
