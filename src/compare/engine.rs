@@ -9,7 +9,6 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use super::compat::{
     self, Compatibility, Fields, CONFIG, INCOMPATIBLE, INCREMENTAL, OVERHEAD, UNVERIFIED,
@@ -275,15 +274,21 @@ pub struct RunSummary {
 }
 
 impl RunSummary {
-    /// A run summary from an artifact's bytes and its analysis report.
+    /// A run summary from an artifact's bytes and its analysis report: the
+    /// bytes read as the analysis reads them (universal newlines, the
+    /// compact context transport expanded).
     pub fn from_artifact(path: &Path, raw: &[u8], report: Value) -> Result<Self, CompareError> {
         let shown = path.display().to_string();
+        let mut lines = crate::ingest::lines::Lines::hashing(raw, true);
         let mut records = Vec::new();
-        for line in String::from_utf8_lossy(raw).lines() {
+        while let Some(line) = lines
+            .next_line()
+            .map_err(|e| CompareError::input(format!("{shown}: {e}")))?
+        {
             if line.trim().is_empty() {
                 continue;
             }
-            let record = crate::pyjson::parse(line)
+            let record = crate::pyjson::parse(&line)
                 .map_err(|e| CompareError::input(format!("{shown}: {e}")))?;
             if record.is_object() {
                 records.push(record);
@@ -306,7 +311,14 @@ impl RunSummary {
                 }
             }
         }
-        let records = expanded;
+        let sha256 = lines.sha256_hex().unwrap_or_default();
+        Ok(Self::from_records(shown, sha256, &expanded, report))
+    }
+
+    /// A run summary from its decoded records (contexts expanded, in file
+    /// order; requests and samples may be left out, a summary reads none),
+    /// the artifact's digest (empty when unknown) and its analysis report.
+    pub fn from_records(name: String, sha256: String, records: &[Value], report: Value) -> Self {
         let identity = records
             .iter()
             .find(|r| get(r, "event_type").as_str() == Some("infer.artifact"));
@@ -316,7 +328,7 @@ impl RunSummary {
             .filter(|r| get(r, "event_type").as_str() == Some("infer.session"))
             .collect();
         let status = sessions.last().map(|s| str_form(get(s, "status")));
-        let (protocol, outcomes) = run_failures(&records, &report, status.as_deref());
+        let (protocol, outcomes) = run_failures(records, &report, status.as_deref());
         let labels = sessions
             .first()
             .map(|s| get(get(s, "config"), "labels"))
@@ -343,22 +355,22 @@ impl RunSummary {
                 }
             }
         }
-        Ok(RunSummary {
-            name: shown,
-            sha256: format!("{:x}", Sha256::digest(raw)),
+        RunSummary {
+            name,
+            sha256,
             run_id: get(context, "run_id").clone(),
             session_id: get(context, "session_id").clone(),
             case_failures: case_failures(&report, status.as_deref() == Some("completed")),
             session_status: status,
             labels,
-            fields: compat::run_fields(&records),
+            fields: compat::run_fields(records),
             protocol_failures: protocol,
             started_at_ns,
             outcome_failures: outcomes,
-            external_evidence: external_evidence(&records),
+            external_evidence: external_evidence(records),
             report,
             comparable_cases,
-        })
+        }
     }
 
     fn label(&self, key: &str) -> &Value {
