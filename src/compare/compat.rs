@@ -15,10 +15,42 @@ use crate::pyjson::{dumps_with, get, py_eq};
 pub const COMPATIBLE: &str = "compatible";
 pub const UNVERIFIED: &str = "unverified";
 pub const INCOMPATIBLE: &str = "incompatible";
-pub const CONFIG: &str = "config";
-pub const OVERHEAD: &str = "overhead";
-pub const INCREMENTAL: &str = "incremental";
-pub const MODES: [&str; 3] = [CONFIG, OVERHEAD, INCREMENTAL];
+/// What a comparison may see differ: only allowed fields (`config`); the
+/// candidate adds observers to an observer-free baseline (`overhead`); it
+/// adds declared observers to shared ones (`incremental`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Config,
+    Overhead,
+    Incremental,
+}
+
+impl Mode {
+    /// The name as `--mode` and the reports spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Config => "config",
+            Mode::Overhead => "overhead",
+            Mode::Incremental => "incremental",
+        }
+    }
+
+    /// The mode a flag's text names, if any.
+    pub fn from_name(text: &str) -> Option<Self> {
+        [Mode::Config, Mode::Overhead, Mode::Incremental]
+            .into_iter()
+            .find(|m| m.as_str() == text)
+    }
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The plain comparison of two runs' fields (history compares so).
+pub const CONFIG: Mode = Mode::Config;
 const IDENTITY: &str = "identity";
 const LAUNCH: &str = "launch";
 const OBSERVATION: &str = "observation";
@@ -313,7 +345,7 @@ impl Difference {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Compatibility {
     pub status: &'static str,
-    pub mode: String,
+    pub mode: Mode,
     pub blocking: Vec<Difference>,
     pub unverified: Vec<Difference>,
     pub allowed: Vec<Difference>,
@@ -328,7 +360,7 @@ impl Compatibility {
             |items: &Vec<Difference>| J::Arr(items.iter().map(Difference::to_record).collect());
         obj([
             ("status", J::from(self.status)),
-            ("mode", J::from(&self.mode)),
+            ("mode", J::from(self.mode.as_str())),
             ("classes", J::from("config_classes_v1")),
             ("blocking", list(&self.blocking)),
             ("unverified", list(&self.unverified)),
@@ -459,11 +491,11 @@ fn required_known(name: &str, fields: &Fields) -> bool {
 }
 
 /// Whether runs `a` and `b` measured the same thing.
-pub fn compatible(a: &Fields, b: &Fields, allowed: &[String], mode: &str) -> Compatibility {
+pub fn compatible(a: &Fields, b: &Fields, allowed: &[String], mode: Mode) -> Compatibility {
     let allowances: Vec<String> = allowed.iter().map(|n| allowance(n)).collect();
     let mut c = Compatibility {
         status: COMPATIBLE,
-        mode: mode.to_owned(),
+        mode,
         blocking: vec![],
         unverified: vec![],
         allowed: vec![],

@@ -12,18 +12,22 @@
 //! describes the behaviour in prose.
 
 pub mod arms;
+mod attainment;
+mod cases;
+mod comparability;
 pub mod compat;
 pub mod definitions;
 pub mod dist;
 pub mod engine;
+mod family;
 pub mod metrics;
 pub mod ojson;
 pub mod report;
 pub mod rng;
-pub mod stats;
-pub mod text;
-
 pub mod spec;
+pub mod stats;
+pub mod summary;
+pub mod text;
 
 pub use spec::gate_flag;
 

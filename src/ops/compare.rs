@@ -7,8 +7,11 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::compare::compat::Mode;
 use crate::compare::engine::{self, RunSummary, Spec};
-use crate::compare::spec::{gate_flag, number};
+use crate::compare::spec::{
+    choice, gate_flag, number, AttainmentModel, Design, Family, OnIncomplete,
+};
 use crate::compare::{arms, definitions, metrics, ojson, report, text, CompareError};
 use crate::exit::Exit;
 
@@ -490,17 +493,25 @@ pub fn comparison_spec(args: &CompareConfig) -> Result<Spec, CompareError> {
     }
     Spec {
         confidence: args.confidence,
-        design: args.design.clone(),
-        mode: args.mode.clone(),
+        design: choice("design", &args.design, Design::from_name)?,
+        mode: choice("mode", &args.mode, Mode::from_name)?,
         allow: args.allow.clone(),
         allow_within_arm: args.allow_within_arm.clone(),
-        on_incomplete: args.on_incomplete.clone(),
+        on_incomplete: choice(
+            "on_incomplete",
+            &args.on_incomplete,
+            OnIncomplete::from_name,
+        )?,
         gates,
         allow_not_evaluable: args.allow_not_evaluable,
         min_attainment: args.min_attainment,
         min_run_pass: args.min_run_pass,
-        attainment_model: args.attainment_model.clone(),
-        family: args.family.clone(),
+        attainment_model: choice(
+            "attainment_model",
+            &args.attainment_model,
+            AttainmentModel::from_name,
+        )?,
+        family: choice("family", &args.family, Family::from_name)?,
         added_observers: args
             .added_observers
             .split(',')
