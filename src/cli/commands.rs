@@ -752,41 +752,6 @@ pub(crate) fn cli_policy(
     Ok(None)
 }
 
-/// Reads `--vllm-spans` files (artifact.md §3.12.3); errors as `vLLM telemetry: <reason>`.
-fn external_spans(paths: &[PathBuf], data: &crate::model::RunData) -> Result<Vec<Value>> {
-    if paths.is_empty() {
-        return Ok(Vec::new());
-    }
-    let records: Vec<Value> = data.records.iter().map(|(_, r)| r.clone()).collect();
-    let mut spans = Vec::new();
-    for path in paths {
-        let invalid =
-            |reason: String| CliError::new(Exit::InvalidInput, format!("vLLM telemetry: {reason}"));
-        let text = ingest::read_text(path).map_err(|e| invalid(file_reason(e)))?;
-        spans.extend(crate::vllm::load_span_file(path, &text, &records).map_err(invalid)?);
-    }
-    Ok(spans)
-}
-
-/// Why an input file could not be read, without the path: the reason the
-/// reference prints after its own prefix (`--server-telemetry PATH: `, ...).
-fn file_reason(e: IngestError) -> String {
-    match e {
-        IngestError::Invalid { message, .. } => message,
-        IngestError::Io { source, .. } => os_reason(&source),
-        other => other.to_string(),
-    }
-}
-
-/// The OS's error text without Rust's " (os error N)" suffix.
-fn os_reason(e: &std::io::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (os error") {
-        Some(i) => s[..i].to_owned(),
-        None => s,
-    }
-}
-
 /// Flags shared by `report` and `infer analyze` that change the server join.
 #[derive(Debug, Args, Clone, Default)]
 pub struct JoinFlags {
@@ -1111,7 +1076,7 @@ fn report_html(
 }
 
 fn cmd_analyze(a: AnalyzeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit> {
-    let request = AnalyzeRequest {
+    let request = crate::ops::analyze::AnalyzeConfig {
         artifact: a.artifact,
         server_telemetry: a.server_telemetry,
         vllm_spans: a.vllm_spans,
@@ -1122,89 +1087,11 @@ fn cmd_analyze(a: AnalyzeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Resu
         clock_uncertainty_ns: a.clock_uncertainty_ns,
         ..Default::default()
     };
-    let rep = analyze(&request)?;
-    emit(&rep, a.format, a.output.as_deref(), out, err)
-}
-
-/// What `infer analyze` is asked: the artifact and every flag that reaches the analysis.
-#[derive(Debug, Clone, Default)]
-pub struct AnalyzeRequest {
-    pub artifact: PathBuf,
-    pub server_telemetry: Vec<PathBuf>,
-    pub vllm_spans: Vec<PathBuf>,
-    pub slo: Vec<String>,
-    pub slo_file: Option<PathBuf>,
-    pub direct_server: bool,
-    pub clock_offset_ns: Option<i64>,
-    pub clock_uncertainty_ns: Option<i64>,
-    /// Slices of each case's measured phase, reported beside it (compare --segment).
-    pub segments: Vec<crate::analysis::segment::Segment>,
-    pub membership: crate::analysis::segment::Membership,
-}
-
-/// `infer analyze` without the output: load the files into an in-memory
-/// database and build the report through the same path as `report`. The
-/// checks run in the reference's order (artifact.md §5).
-pub fn analyze(a: &AnalyzeRequest) -> Result<report::Report> {
-    if !a.artifact.exists() {
-        return Err(CliError::new(
-            Exit::InvalidInput,
-            format!("Input file '{}' not found", a.artifact.display()),
-        ));
-    }
-    let policy = cli_policy(&a.slo, a.slo_file.as_deref())?;
-    // A scratch database in a temporary file (deleted afterwards) keeps the
-    // run's pages out of memory; the report then reads it like any stored run.
-    let mut clock = crate::util::Phases::from_env();
-    let (mut conn, scratch) = db::open_scratch()?;
-    let opts = ingest::Options {
-        skip_digest: true,
-        analyze: true,
-        ..Default::default()
-    };
-    let done = ingest::ingest_artifact(&mut conn, &a.artifact, &opts)?;
-    clock.mark("ingest");
-    let data = crate::db::store::load_run(&conn, &done.run_id)?;
-    clock.mark("load");
-    // The recorded policy is checked before the server files are read (E5-E7 before E8).
-    if policy.is_none() {
-        let recorded: Vec<&Value> = data.of_type("infer.slo").collect();
-        crate::slo::select(None, &recorded)?;
-    }
-    for path in &a.server_telemetry {
-        crate::ingest::telemetry::attach(
-            &mut conn,
-            path,
-            Some(&done.run_id),
-            &ingest::Options::default(),
-        )
-        .map_err(|e| {
-            CliError::new(
-                Exit::InvalidInput,
-                format!("--server-telemetry {}: {}", path.display(), file_reason(e)),
-            )
-        })?;
-    }
-    let samples = crate::ingest::telemetry::load_samples(&conn, &done.run_id)?;
-    let spans = external_spans(&a.vllm_spans, &data)?;
-    let inputs = report::Inputs {
-        policy,
-        telemetry_configured: !a.server_telemetry.is_empty(),
-        server_samples: samples,
-        direct_server: a.direct_server,
-        clock_offset_ns: a.clock_offset_ns,
-        clock_uncertainty_ns: a.clock_uncertainty_ns,
-        external_spans: spans,
-        segments: a.segments.clone(),
-        membership: a.membership,
-    };
-    let rep = report::build(&data, inputs)?;
-    clock.mark("report");
-    // The caller exits right after the report: skip freeing the run's data.
-    std::mem::forget(data);
-    drop(conn);
-    drop(scratch);
-    Ok(rep)
+    let analyzed =
+        crate::ops::analyze::analyze(&request).map_err(|e| CliError::new(e.exit, e.message))?;
+    // The command exits right after the report: skip freeing the run's data.
+    std::mem::forget(analyzed.data);
+    emit(&analyzed.report, a.format, a.output.as_deref(), out, err)
 }
 
 /// The project database a command uses when no --db is given: $STORMLOG_DB
@@ -1218,7 +1105,7 @@ fn default_db_path() -> PathBuf {
 /// `compare` and the drop-in `infer compare` (`drop_in`: the reference's
 /// messages, unchanged).
 fn cmd_compare(
-    mut a: crate::compare::CompareArgs,
+    mut a: super::compare::CompareArgs,
     drop_in: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -1270,7 +1157,7 @@ fn cmd_compare(
         }
     }
     let no_db = a.db.is_none();
-    crate::compare::run(&a, out, err).map_err(|e| {
+    super::compare::run(&a, out, err).map_err(|e| {
         let mut message = e.to_string();
         let broken_pipe = message.contains("Broken pipe");
         if let (false, true, Some(missing)) = (drop_in, no_db, &first_missing) {

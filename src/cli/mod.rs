@@ -1,6 +1,7 @@
 //! Command-line parsing and dispatch: clap types, and the mapping of errors to
 //! exit statuses. The work itself lives in the library modules.
 pub mod commands;
+pub mod compare;
 pub mod export_parquet;
 pub mod history;
 pub mod slo;
@@ -140,7 +141,7 @@ policy without targets, no case.")]
 
 Arms that are files are read as artifacts. When none is, they are stored run ids in the project
 database: --db PATH (before or after the command), else $STORMLOG_DB, else ./stormlog.db.")]
-    Compare(Box<crate::compare::CompareArgs>),
+    Compare(Box<compare::CompareArgs>),
     /// Series of comparable runs over time, their change points, and a run checked against them.
     ///
     /// Runs group into series as `compare` decides comparability; each run is
@@ -197,7 +198,7 @@ pub enum InferCommand {
     #[command(after_help = "Example:
   stormlog infer compare --baseline examples/compare/baseline_b1.jsonl \\
       --candidate examples/compare/candidate_b1.jsonl --format json --report compare.json")]
-    Compare(Box<crate::compare::CompareArgs>),
+    Compare(Box<compare::CompareArgs>),
     /// Sample a server process and its GPU (the reference's `infer collect-server`).
     #[command(after_help = "Example:
   stormlog infer collect-server --run-id r1 --pid 4242 --output server.jsonl --duration 600")]

@@ -7,6 +7,8 @@
 //! Commands written before this layer still keep their glue in
 //! `cli/commands.rs`; they move here one at a time.
 
+pub mod analyze;
+pub mod compare;
 pub mod export_parquet;
 pub mod history;
 pub mod html;

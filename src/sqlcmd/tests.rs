@@ -289,13 +289,13 @@ fn reports(
     artifacts
         .iter()
         .map(|(run, path)| {
-            let req = crate::cli::commands::AnalyzeRequest {
+            let req = crate::ops::analyze::AnalyzeConfig {
                 artifact: path.clone(),
                 ..Default::default()
             };
-            let rep = crate::cli::commands::analyze(&req)
+            let rep = crate::ops::analyze::analyze(&req)
                 .unwrap_or_else(|e| panic!("{}: {}", path.display(), e.message));
-            (run.clone(), rep.json)
+            (run.clone(), rep.report.json)
         })
         .collect()
 }
@@ -545,15 +545,16 @@ fn check(
         }
         "Server memory peak per case" => {
             let path = Path::new(CASES).join("telemetry_joined");
-            let req = crate::cli::commands::AnalyzeRequest {
+            let req = crate::ops::analyze::AnalyzeConfig {
                 artifact: path.join("artifact.jsonl"),
                 server_telemetry: vec![path.join("telemetry.jsonl")],
                 direct_server: true,
                 ..Default::default()
             };
-            let rep = crate::cli::commands::analyze(&req)
+            let rep = crate::ops::analyze::analyze(&req)
                 .map_err(|e| e.message)
                 .unwrap()
+                .report
                 .json;
             let mut checked = 0;
             for row in 0..r.len() {

@@ -50,7 +50,9 @@ fn args_for(dir: &Path, format: Format) -> CompareArgs {
 }
 
 fn ignored(path: &str, patterns: &[String]) -> bool {
-    patterns.iter().any(|p| super::metrics::fnmatch(p, path))
+    patterns
+        .iter()
+        .any(|p| crate::compare::metrics::fnmatch(p, path))
 }
 
 fn compare_leaves(

@@ -1,0 +1,231 @@
+//! The analyze pipeline (`infer analyze` without its output): one artifact
+//! ingested into a scratch database, loaded, joined with its server and span
+//! files and reported. Returns the decoded run beside its report, so a
+//! second caller (`compare`) summarizes what was decoded instead of reading
+//! the file again.
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::analysis::segment::{Membership, Segment};
+use crate::db::{self, DbError};
+use crate::exit::Exit;
+use crate::ingest::{self, IngestError};
+use crate::model::RunData;
+use crate::report;
+use crate::slo::{Policy, PolicySource, SloError};
+
+/// What an analysis is asked: the artifact and every setting that reaches it.
+#[derive(Debug, Clone, Default)]
+pub struct AnalyzeConfig {
+    pub artifact: PathBuf,
+    pub server_telemetry: Vec<PathBuf>,
+    pub vllm_spans: Vec<PathBuf>,
+    pub slo: Vec<String>,
+    pub slo_file: Option<PathBuf>,
+    pub direct_server: bool,
+    pub clock_offset_ns: Option<i64>,
+    pub clock_uncertainty_ns: Option<i64>,
+    /// Slices of each case's measured phase, reported beside it (compare --segment).
+    pub segments: Vec<Segment>,
+    pub membership: Membership,
+    /// Hash the artifact as it is read ([`Analyzed::sha256`]); `infer
+    /// analyze` itself never needs the digest and skips it.
+    pub digest: bool,
+}
+
+/// An analyzed run: what was decoded of the artifact, and its report.
+#[derive(Debug)]
+pub struct Analyzed {
+    pub data: RunData,
+    pub report: report::Report,
+    /// The artifact's SHA-256 (lower-case hex), when [`AnalyzeConfig::digest`] asked for it.
+    pub sha256: Option<String>,
+}
+
+/// Why an analysis failed: the message for stderr and the exit status.
+#[derive(Debug, Clone)]
+pub struct AnalyzeError {
+    pub message: String,
+    pub exit: Exit,
+}
+
+impl AnalyzeError {
+    fn new(exit: Exit, message: impl Into<String>) -> Self {
+        AnalyzeError {
+            message: message.into(),
+            exit,
+        }
+    }
+}
+
+impl std::fmt::Display for AnalyzeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<DbError> for AnalyzeError {
+    fn from(e: DbError) -> Self {
+        match db::failure::advice(&e) {
+            Some(advice) => AnalyzeError::new(Exit::Database, format!("{e}: {advice}")),
+            None => AnalyzeError::new(e.exit(), e.to_string()),
+        }
+    }
+}
+
+impl From<IngestError> for AnalyzeError {
+    fn from(e: IngestError) -> Self {
+        let exit = match e {
+            IngestError::Invalid { .. } | IngestError::Conflict { .. } | IngestError::Io { .. } => {
+                Exit::InvalidInput
+            }
+            IngestError::Db(_) => Exit::Unexpected,
+        };
+        AnalyzeError::new(exit, e.to_string())
+    }
+}
+
+impl From<SloError> for AnalyzeError {
+    fn from(e: SloError) -> Self {
+        let exit = if e.exit_code() == Exit::Usage.code() {
+            Exit::Usage
+        } else {
+            Exit::InvalidInput
+        };
+        AnalyzeError::new(exit, e.to_string())
+    }
+}
+
+impl From<report::ReportError> for AnalyzeError {
+    fn from(e: report::ReportError) -> Self {
+        AnalyzeError::new(e.exit, e.message)
+    }
+}
+
+/// The policy the flags give (`--slo` criteria or an `--slo-file`), if any.
+pub fn flag_policy(
+    slo: &[String],
+    slo_file: Option<&std::path::Path>,
+) -> Result<Option<(Policy, PolicySource)>, SloError> {
+    if !slo.is_empty() && slo_file.is_some() {
+        return Err(SloError::slo_and_slo_file());
+    }
+    if let Some(path) = slo_file {
+        let policy = crate::slo::load_file(path, &path.display().to_string())?;
+        return Ok(Some((policy, PolicySource::File)));
+    }
+    if !slo.is_empty() {
+        return Ok(Some(crate::slo::policy_from_flags(slo)?));
+    }
+    Ok(None)
+}
+
+/// Loads the artifact into a scratch database (a temporary file, deleted
+/// afterwards) and builds the report through the same path as `report`. The
+/// checks run in the order of the reference's `stormlog.infer.cli.cmd_analyze`:
+/// the artifact exists, the flags' policy, the artifact's records, the recorded
+/// policy, then the server files.
+pub fn analyze(a: &AnalyzeConfig) -> Result<Analyzed, AnalyzeError> {
+    if !a.artifact.exists() {
+        return Err(AnalyzeError::new(
+            Exit::InvalidInput,
+            format!("Input file '{}' not found", a.artifact.display()),
+        ));
+    }
+    let policy = flag_policy(&a.slo, a.slo_file.as_deref())?;
+    // The scratch database keeps the run's pages out of memory; the report
+    // then reads it like any stored run.
+    let mut clock = crate::util::Phases::from_env();
+    let (mut conn, scratch) = db::open_scratch()?;
+    let opts = ingest::Options {
+        skip_digest: !a.digest,
+        analyze: true,
+        ..Default::default()
+    };
+    let done = ingest::ingest_artifact(&mut conn, &a.artifact, &opts)?;
+    clock.mark("ingest");
+    let data = db::store::load_run(&conn, &done.run_id)?;
+    let sha256 = match a.digest {
+        true => db::compare_read::artifact_sha256(&conn, &done.run_id)?,
+        false => None,
+    };
+    clock.mark("load");
+    // The recorded policy is checked before the server files are read.
+    if policy.is_none() {
+        let recorded: Vec<&Value> = data.of_type("infer.slo").collect();
+        crate::slo::select(None, &recorded)?;
+    }
+    for path in &a.server_telemetry {
+        ingest::telemetry::attach(
+            &mut conn,
+            path,
+            Some(&done.run_id),
+            &ingest::Options::default(),
+        )
+        .map_err(|e| {
+            AnalyzeError::new(
+                Exit::InvalidInput,
+                format!("--server-telemetry {}: {}", path.display(), file_reason(e)),
+            )
+        })?;
+    }
+    let samples = ingest::telemetry::load_samples(&conn, &done.run_id)?;
+    let spans = external_spans(&a.vllm_spans, &data)?;
+    let inputs = report::Inputs {
+        policy,
+        telemetry_configured: !a.server_telemetry.is_empty(),
+        server_samples: samples,
+        direct_server: a.direct_server,
+        clock_offset_ns: a.clock_offset_ns,
+        clock_uncertainty_ns: a.clock_uncertainty_ns,
+        external_spans: spans,
+        segments: a.segments.clone(),
+        membership: a.membership,
+    };
+    let report = report::build(&data, inputs)?;
+    clock.mark("report");
+    drop(conn);
+    drop(scratch);
+    Ok(Analyzed {
+        data,
+        report,
+        sha256,
+    })
+}
+
+/// Reads `--vllm-spans` files (the reference's `stormlog.infer.vllm_spans`); errors as `vLLM telemetry: <reason>`.
+fn external_spans(paths: &[PathBuf], data: &RunData) -> Result<Vec<Value>, AnalyzeError> {
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let records: Vec<Value> = data.records.iter().map(|(_, r)| r.clone()).collect();
+    let mut spans = Vec::new();
+    for path in paths {
+        let invalid = |reason: String| {
+            AnalyzeError::new(Exit::InvalidInput, format!("vLLM telemetry: {reason}"))
+        };
+        let text = ingest::read_text(path).map_err(|e| invalid(file_reason(e)))?;
+        spans.extend(crate::vllm::load_span_file(path, &text, &records).map_err(invalid)?);
+    }
+    Ok(spans)
+}
+
+/// Why an input file could not be read, without the path: the reason the
+/// reference prints after its own prefix (`--server-telemetry PATH: `, ...).
+fn file_reason(e: IngestError) -> String {
+    match e {
+        IngestError::Invalid { message, .. } => message,
+        IngestError::Io { source, .. } => os_reason(&source),
+        other => other.to_string(),
+    }
+}
+
+/// The OS's error text without Rust's " (os error N)" suffix.
+fn os_reason(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_owned(),
+        None => s,
+    }
+}
