@@ -27,6 +27,7 @@ pub mod ingest;
 pub mod join;
 pub mod model;
 pub mod ops;
+pub mod output;
 pub mod py;
 pub mod pyjson;
 pub mod report;
