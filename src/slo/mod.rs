@@ -13,6 +13,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
+pub mod answers;
 pub mod criteria;
 pub mod digest;
 pub mod evaluate;
