@@ -33,6 +33,7 @@ pub mod ingest;
 pub mod join;
 pub mod model;
 pub mod ops;
+pub mod output;
 pub mod py;
 pub use py::json as pyjson;
 pub mod report;

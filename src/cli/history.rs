@@ -6,12 +6,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use super::commands::CliError;
 use super::DbArg;
 use crate::exit::Exit;
 use crate::history::listing::ListOptions;
 use crate::history::render;
 use crate::ops::history::{self as ops, BaselineArg, CheckConfig, HistoryError, Source};
+use crate::ops::Error as CliError;
 
 /// The output formats of `history`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -178,8 +178,10 @@ fn baseline_text(b: &BaselineArg) -> String {
 
 fn emit(text: &str, output: &Option<PathBuf>, out: &mut dyn Write) -> Result<(), CliError> {
     match output {
-        Some(path) => std::fs::write(path, text)
-            .map_err(|e| CliError::new(Exit::Unexpected, format!("{}: {e}", path.display()))),
+        Some(path) => {
+            crate::output::write_atomic(path, text.as_bytes(), crate::output::Parents::Keep)
+                .map_err(CliError::from)
+        }
         None => out.write_all(text.as_bytes()).map_err(CliError::from),
     }
 }

@@ -1,10 +1,20 @@
-//! Command-line parsing and dispatch: clap types, and the mapping of errors to
-//! exit statuses. The work itself lives in the library modules.
+//! Command-line parsing and dispatch: every clap type (one file per
+//! command), each command's flags checked into a plain config for `ops`, and
+//! the mapping of errors to exit statuses. The work itself lives in `ops`.
+pub mod analyze;
+pub mod collect;
 pub mod commands;
 pub mod compare;
+pub mod export;
 pub mod export_parquet;
 pub mod history;
+pub mod ingest;
+pub mod join;
+pub mod migrate;
+pub mod report;
+pub mod runs;
 pub mod slo;
+pub mod sql;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -93,13 +103,13 @@ pub enum Command {
 
 With several files, each is its own transaction: one line per file says what was stored or why
 nothing of it was, then a summary; the exit status is 5 when any file was refused.")]
-    Ingest(commands::IngestArgs),
+    Ingest(ingest::IngestArgs),
     /// List the runs stored in the project database.
     #[command(after_help = "Examples:
   stormlog runs
   stormlog runs --format json
   stormlog runs delete o100                          # remove a run and all it holds")]
-    Runs(commands::RunsArgs),
+    Runs(runs::RunsArgs),
     /// Write stored runs back out: one as JSONL (artifact or telemetry), many as Parquet.
     ///
     /// `--parquet DIR` writes Hive-partitioned Parquet for DuckDB, Spark and
@@ -108,7 +118,7 @@ nothing of it was, then a summary; the exit status is 5 when any file was refuse
   stormlog export fixed_rate > fixed_rate.jsonl      # the artifact, record for record
   stormlog export telemetry_joined --telemetry -o server.jsonl
   stormlog export --parquet lake/ --all              # every run, as Parquet")]
-    Export(commands::ExportArgs),
+    Export(export::ExportArgs),
     /// Rebuild a run's analysis report from the project database.
     #[command(after_help = "Examples:
   stormlog report fixed_rate
@@ -122,13 +132,13 @@ nothing of it was, then a summary; the exit status is 5 when any file was refuse
 
 --check exits 4 unless every target is met, and also when nothing could be judged: no policy, a
 policy without targets, no case.")]
-    Report(commands::ReportArgs),
+    Report(report::ReportArgs),
     /// Analyze an artifact file directly (same as `stormlog infer analyze`).
     #[command(after_help = "Examples:
   stormlog analyze examples/fixed_rate.jsonl
   stormlog analyze examples/telemetry_joined.jsonl --server-telemetry \\
       examples/telemetry_joined.telemetry.jsonl --direct-server --format json")]
-    Analyze(commands::AnalyzeArgs),
+    Analyze(analyze::AnalyzeArgs),
     /// Compare a baseline arm against a candidate arm of profile runs (as
     /// `stormlog infer compare`): paired or independent designs, gates.
     #[command(after_help = "Examples:
@@ -158,7 +168,7 @@ database: --db PATH (before or after the command), else $STORMLOG_DB, else ./sto
   stormlog sql \"SELECT run_id, requests, failures FROM v_runs\"
   stormlog sql --format csv -o ttft.csv \"SELECT run_id, case_key, ttft_ms FROM v_requests\"
   stormlog sql -f query.sql --format json")]
-    Sql(crate::sqlcmd::SqlArgs),
+    Sql(sql::SqlArgs),
     /// Sample a live inference server's process (RSS) and GPU memory into telemetry JSONL.
     ///
     /// Runs on the inference host for the length of a profile; stops on
@@ -166,7 +176,7 @@ database: --db PATH (before or after the command), else $STORMLOG_DB, else ./sto
     #[command(after_help = "Examples:
   stormlog collect-server --run-id r1 --pid 4242 --output server.jsonl --duration 600
   stormlog collect-server --run-id r1 --pid 4242 --output server.jsonl --no-gpu --db stormlog.db")]
-    CollectServer(crate::collector::CollectArgs),
+    CollectServer(collect::CollectArgs),
     /// Bring the project database to this stormlog's schema version.
     ///
     /// Commands that only read refuse a database from an older stormlog
@@ -174,7 +184,7 @@ database: --db PATH (before or after the command), else $STORMLOG_DB, else ./sto
     /// only, in one transaction; no stored record changes).
     #[command(after_help = "Example:
   stormlog migrate --db old.db")]
-    Migrate(commands::MigrateArgs),
+    Migrate(migrate::MigrateArgs),
     /// SLO questions of stored runs: attainment curves, the tightest
     /// threshold met, the binding criterion, capacity, verdict changes.
     Slo(slo::SloArgs),
@@ -193,7 +203,7 @@ pub enum InferCommand {
     /// Analyze a profile artifact (the reference's `infer analyze`).
     #[command(after_help = "Example:
   stormlog infer analyze examples/fixed_rate.jsonl --format json")]
-    Analyze(commands::AnalyzeArgs),
+    Analyze(analyze::AnalyzeArgs),
     /// Compare baseline and candidate arms of runs (the reference's `infer compare`).
     #[command(after_help = "Example:
   stormlog infer compare --baseline examples/compare/baseline_b1.jsonl \\
@@ -202,7 +212,7 @@ pub enum InferCommand {
     /// Sample a server process and its GPU (the reference's `infer collect-server`).
     #[command(after_help = "Example:
   stormlog infer collect-server --run-id r1 --pid 4242 --output server.jsonl --duration 600")]
-    CollectServer(crate::collector::CollectArgs),
+    CollectServer(collect::CollectArgs),
 }
 
 /// Runs the command line and returns the process exit status.
@@ -245,6 +255,6 @@ pub fn main() -> ExitCode {
     exit.into()
 }
 
-fn is_broken_pipe(e: &commands::CliError) -> bool {
+fn is_broken_pipe(e: &crate::ops::Error) -> bool {
     e.broken_pipe
 }

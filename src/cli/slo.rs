@@ -5,10 +5,11 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use super::commands::{cli_policy, write_file, CliError};
 use super::DbArg;
 use crate::exit::Exit;
 use crate::ops::slo::{self as ops, render, runs, Selection, SloOpsError};
+use crate::ops::{write_output, Error as CliError};
+use crate::slo::policy_from_cli as cli_policy;
 
 type Result<T> = std::result::Result<T, CliError>;
 
@@ -208,7 +209,7 @@ pub fn run(a: SloArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Result<Exit
     };
     match output {
         Some(path) => {
-            write_file(&path, &text)?;
+            write_output(&path, text.as_bytes())?;
             writeln!(out, "Results saved to: {}", path.display())?;
         }
         None => out.write_all(text.as_bytes())?,
@@ -240,7 +241,7 @@ fn html_page(page: std::result::Result<String, String>) -> Result<String> {
 }
 
 fn given(p: &PolicyArgs) -> Result<runs::Given> {
-    cli_policy(&p.slo, p.slo_file.as_deref())
+    Ok(cli_policy(&p.slo, p.slo_file.as_deref())?)
 }
 
 fn keys(names: &[String]) -> Result<Vec<crate::slo::CriterionKey>> {

@@ -7,66 +7,61 @@ use std::path::PathBuf;
 
 use super::identity::{validate_group, IdentityError};
 
-/// `stormlog collect-server` / `stormlog infer collect-server` options.
-#[derive(clap::Args, Debug, Clone)]
-pub struct CollectArgs {
-    /// The run id the profile run records (the load client's run id)
-    #[arg(long = "run-id", value_name = "RUN_ID")]
+/// `collect-server`'s options as typed (`cli::collect` fills them from
+/// the flags), before the checks of [`RawOptions::check`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawOptions {
+    /// The run id the profile run records (the load client's run id).
     pub run_id: String,
-
-    /// Server process to watch; use the worker that owns the GPU work
-    #[arg(long, value_name = "PID", value_parser = parse_py_int, allow_negative_numbers = true)]
+    /// Server process to watch.
     pub pid: i64,
-
-    /// JSONL path
-    #[arg(long, value_name = "OUTPUT")]
+    /// JSONL path.
     pub output: PathBuf,
-
-    /// Seconds between polls
-    #[arg(long, value_name = "INTERVAL", default_value = "0.1",
-          value_parser = parse_py_float, allow_negative_numbers = true)]
+    /// Seconds between polls (the reference's default 0.1).
     pub interval: f64,
-
-    /// Stop after this many seconds (default: until Ctrl+C or SIGTERM)
-    #[arg(long, value_name = "DURATION", value_parser = parse_py_float, allow_negative_numbers = true)]
+    /// Stop after this many seconds.
     pub duration: Option<f64>,
-
-    /// NVML index (PCI bus order, not the server's CUDA ordinal)
-    #[arg(long = "device-index", value_name = "DEVICE_INDEX", default_value = "0",
-          value_parser = parse_py_int, allow_negative_numbers = true)]
+    /// NVML index (default 0).
     pub device_index: i64,
-
-    /// GPU or MIG UUID; preferred over --device-index
-    #[arg(long = "device-uuid", value_name = "DEVICE_UUID")]
+    /// GPU or MIG UUID; preferred over `device_index`.
     pub device_uuid: Option<String>,
-
-    /// Collect process RSS only
-    #[arg(long = "no-gpu")]
+    /// Collect process RSS only.
     pub no_gpu: bool,
-
-    /// A name for this server replica, recorded in every sample's identity
-    /// (for telling replicas behind one endpoint apart)
-    #[arg(long = "replica-id", value_name = "REPLICA_ID")]
+    /// A name for this server replica.
     pub replica_id: Option<String>,
-
-    /// This process's rank; required with --group-id
-    #[arg(long, value_name = "RANK", value_parser = parse_py_int, allow_negative_numbers = true)]
+    /// This process's rank; required with `group_id`.
     pub rank: Option<i64>,
-
-    /// Shared by every collector of one server, e.g. its tensor-parallel workers
-    #[arg(long = "group-id", value_name = "GROUP_ID")]
+    /// Shared by every collector of one server.
     pub group_id: Option<String>,
-
-    /// Number of group members; each rank 0..N-1 needs a collector
-    #[arg(long = "world-size", value_name = "WORLD_SIZE", value_parser = parse_py_int,
-          allow_negative_numbers = true)]
+    /// Number of group members.
     pub world_size: Option<i64>,
-
-    /// Also write the samples into this project database as they are taken,
-    /// attached to the run id (readers are not blocked while it runs)
-    #[arg(long, value_name = "PATH")]
+    /// Also write the samples into this project database.
     pub db: Option<PathBuf>,
 }
+
+/// The reference's defaults for the options not given.
+impl Default for RawOptions {
+    fn default() -> Self {
+        RawOptions {
+            run_id: String::new(),
+            pid: 0,
+            output: PathBuf::new(),
+            interval: DEFAULT_INTERVAL_SECONDS,
+            duration: None,
+            device_index: 0,
+            device_uuid: None,
+            no_gpu: false,
+            replica_id: None,
+            rank: None,
+            group_id: None,
+            world_size: None,
+            db: None,
+        }
+    }
+}
+
+/// The poll interval when none is given, in seconds.
+pub const DEFAULT_INTERVAL_SECONDS: f64 = 0.1;
 
 /// An option check of §5.2 step 3 failed: a usage error (exit 2).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -106,7 +101,7 @@ pub struct Options {
 /// The smallest poll interval the reference accepts, in seconds.
 pub const MIN_INTERVAL_SECONDS: f64 = 0.01;
 
-impl CollectArgs {
+impl RawOptions {
     /// Runs the option checks in the reference's order (§5.2 step 3.1-3.5).
     pub fn check(&self) -> Result<Options, OptionsError> {
         if self.run_id.is_empty() || self.pid <= 0 {
@@ -186,46 +181,6 @@ pub fn display_path_like_python(path: &str) -> String {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use clap::Parser;
-
-    #[derive(Parser, Debug)]
-    struct Cli {
-        #[command(flatten)]
-        args: CollectArgs,
-    }
-
-    fn parse(extra: &[&str]) -> Result<CollectArgs, clap::Error> {
-        let mut argv = vec!["x", "--run-id", "r1", "--pid", "42", "--output", "o.jsonl"];
-        argv.extend_from_slice(extra);
-        Cli::try_parse_from(argv).map(|c| c.args)
-    }
-
-    #[test]
-    fn defaults_match_the_reference() {
-        let a = parse(&[]).unwrap();
-        assert_eq!(a.interval, 0.1);
-        assert_eq!(a.duration, None);
-        assert_eq!(a.device_index, 0);
-        assert_eq!(a.device_uuid, None);
-        assert!(!a.no_gpu);
-        assert_eq!((a.rank, a.world_size), (None, None));
-        assert_eq!(a.db, None);
-    }
-
-    #[test]
-    fn required_flags_are_required() {
-        let r = Cli::try_parse_from(["x", "--run-id", "r", "--output", "o"]);
-        assert_eq!(
-            r.unwrap_err().kind(),
-            clap::error::ErrorKind::MissingRequiredArgument
-        );
-    }
-
-    #[test]
-    fn negative_numbers_are_values() {
-        let a = parse(&["--interval", "-1", "--rank", "-2", "--device-index", "-1"]).unwrap();
-        assert_eq!((a.interval, a.rank, a.device_index), (-1.0, Some(-2), -1));
-    }
 
     #[test]
     fn python_int_syntax() {
@@ -250,41 +205,6 @@ mod tests {
         for bad in ["", "1._5", "0x1p3", "1 0", "abc"] {
             assert!(parse_py_float(bad).is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn checks_run_in_the_reference_order() {
-        let check = |extra: &[&str]| parse(extra).unwrap().check().map(|_| ());
-        // run_id comes first even when the interval is also wrong.
-        let mut a = parse(&["--interval", "0"]).unwrap();
-        a.run_id.clear();
-        assert_eq!(a.check().map(|_| ()), Err(OptionsError::RunIdAndPid));
-        assert_eq!(
-            check(&["--no-gpu", "--device-uuid", "GPU-1", "--interval", "0"]),
-            Err(OptionsError::NoGpuWithSource)
-        );
-        assert_eq!(check(&["--no-gpu", "--device-uuid", ""]), Ok(()));
-        assert_eq!(
-            check(&["--interval", "0.0099"]),
-            Err(OptionsError::Interval)
-        );
-        assert_eq!(check(&["--interval", "nan"]), Err(OptionsError::Interval));
-        assert_eq!(check(&["--interval", "0.01"]), Ok(()));
-        assert_eq!(check(&["--duration", "0"]), Err(OptionsError::Duration));
-        assert_eq!(check(&["--duration", "inf"]), Err(OptionsError::Duration));
-        assert_eq!(
-            check(&["--world-size", "2"]),
-            Err(OptionsError::Group(IdentityError::WorldSizeWithoutGroup))
-        );
-        assert_eq!(
-            check(&["--group-id", "g", "--rank", "2", "--world-size", "2"]),
-            Err(OptionsError::Group(IdentityError::RankNotBelowWorldSize))
-        );
-        // A negative rank passes here; the identity check refuses it later.
-        assert_eq!(check(&["--rank", "-1"]), Ok(()));
-        let mut a = parse(&[]).unwrap();
-        a.pid = 0;
-        assert_eq!(a.check().map(|_| ()), Err(OptionsError::RunIdAndPid));
     }
 
     #[test]

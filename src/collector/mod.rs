@@ -19,7 +19,7 @@ pub mod output;
 pub mod sampler;
 pub mod sources;
 
-pub use args::{CollectArgs, Options, OptionsError};
+pub use args::{Options, OptionsError, RawOptions};
 pub use identity::{HostInfo, IdentityError, ServerIdentity};
 pub use output::{JsonlSink, MemorySink, Poll, RecordContext, Sample, SampleSink, SinkError};
 pub use sampler::{
@@ -90,7 +90,7 @@ fn signal_stop_flag() -> Result<StopFlag, CollectError> {
 /// start-up and write failures come back as [`CollectError`] for the caller
 /// to print. `--db` is accepted but not yet used.
 pub fn run(
-    args: &CollectArgs,
+    args: &RawOptions,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Exit, CollectError> {

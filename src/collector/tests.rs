@@ -6,7 +6,6 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use clap::Parser;
 use serde_json::Value;
 
 use super::sources::fake::{FakeClock, FakeGpu, FakeProcess};
@@ -14,16 +13,31 @@ use super::sources::{GpuReading, ProcessReading};
 use super::*;
 use crate::collector::output::SampleState;
 
-#[derive(Parser, Debug)]
-struct Cli {
-    #[command(flatten)]
-    args: CollectArgs,
-}
-
-fn args(argv: &[&str]) -> CollectArgs {
-    let mut full = vec!["stormlog"];
-    full.extend_from_slice(argv);
-    Cli::try_parse_from(full).unwrap().args
+/// The options `argv` (pairs of a flag and its value, or `--no-gpu`) give;
+/// the flags themselves are parsed in `cli::collect`.
+fn args(argv: &[&str]) -> RawOptions {
+    let mut o = RawOptions::default();
+    let mut it = argv.iter();
+    while let Some(flag) = it.next() {
+        if *flag == "--no-gpu" {
+            o.no_gpu = true;
+            continue;
+        }
+        let value = *it.next().unwrap();
+        let int = || args::parse_py_int(value).unwrap();
+        let float = || args::parse_py_float(value).unwrap();
+        match *flag {
+            "--run-id" => o.run_id = value.into(),
+            "--pid" => o.pid = int(),
+            "--output" => o.output = value.into(),
+            "--interval" => o.interval = float(),
+            "--duration" => o.duration = Some(float()),
+            "--rank" => o.rank = Some(int()),
+            "--replica-id" => o.replica_id = Some(value.into()),
+            other => panic!("flag {other} not known to this test helper"),
+        }
+    }
+    o
 }
 
 fn host() -> HostInfo {

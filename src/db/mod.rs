@@ -4,6 +4,8 @@
 //! forward-only migrations in `migrations/`, tracked by `PRAGMA user_version`,
 //! in one transaction. A database written by a newer stormlog is refused.
 //! Every connection gets stormlog's SQL functions (`functions`).
+pub mod adhoc;
+pub mod admin;
 pub mod compare_read;
 pub mod execution;
 pub mod export;

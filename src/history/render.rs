@@ -7,7 +7,7 @@ use super::check::{CaseCheck, MetricCheck};
 use super::listing::{scale_of, SeriesListing};
 use super::series::HEADLINE;
 use crate::compare::stats::{Estimate, GateOutcome, RunValue, LOG_RATIO};
-use crate::sqlcmd::format::csv_field;
+use crate::output::csv_field;
 
 fn utc(ns: Option<i64>) -> String {
     ns.map_or("-".into(), |ns| {

@@ -11,11 +11,10 @@ use super::svg::{fmt_num, Plot};
 use super::{Chart, Table};
 use crate::join::ServerSample;
 use crate::model::{Request, RunData};
-use crate::ops::slo::capacity::Sweep;
-use crate::ops::slo::curve::Curve;
 use crate::pyjson;
 use crate::report::judge::CaseJudgement;
 use crate::report::Report;
+use crate::slo::answers::{Curve, Sweep};
 
 /// Points of a drawn CDF (quantiles at even steps).
 pub const CDF_POINTS: usize = 200;

@@ -5,11 +5,7 @@ use serde::Serialize;
 
 use super::svg::{fmt_num, Plot};
 use super::{Chart, Table};
-use crate::ops::slo::binding::BindingCase;
-use crate::ops::slo::capacity::Sweep;
-use crate::ops::slo::curve::Curve;
-use crate::ops::slo::diff::CaseDiff;
-use crate::ops::slo::frontier::Frontier;
+use crate::slo::answers::{BindingCase, CaseDiff, Curve, Frontier, Sweep};
 
 fn pct(x: Option<f64>) -> String {
     x.map_or("–".into(), |v| crate::py::float::percent(v, 1, false))
@@ -556,7 +552,7 @@ pub fn diffs(cases: &[CaseDiff]) -> Result<String, String> {
                 ));
                 names.push(format!("{} · {which} {}", d.case, side.policy));
             }
-            let flips = |fs: &[crate::ops::slo::diff::Flip]| {
+            let flips = |fs: &[crate::slo::answers::Flip]| {
                 if fs.is_empty() {
                     "none".to_owned()
                 } else {

@@ -13,7 +13,7 @@ use crate::exit::Exit;
 use crate::ingest::{self, IngestError};
 use crate::model::RunData;
 use crate::report;
-use crate::slo::{Policy, PolicySource, SloError};
+use crate::slo::SloError;
 
 /// What an analysis is asked: the artifact and every setting that reaches it.
 #[derive(Debug, Clone, Default)]
@@ -103,24 +103,6 @@ impl From<report::ReportError> for AnalyzeError {
     }
 }
 
-/// The policy the flags give (`--slo` criteria or an `--slo-file`), if any.
-pub fn flag_policy(
-    slo: &[String],
-    slo_file: Option<&std::path::Path>,
-) -> Result<Option<(Policy, PolicySource)>, SloError> {
-    if !slo.is_empty() && slo_file.is_some() {
-        return Err(SloError::slo_and_slo_file());
-    }
-    if let Some(path) = slo_file {
-        let policy = crate::slo::load_file(path, &path.display().to_string())?;
-        return Ok(Some((policy, PolicySource::File)));
-    }
-    if !slo.is_empty() {
-        return Ok(Some(crate::slo::policy_from_flags(slo)?));
-    }
-    Ok(None)
-}
-
 /// Loads the artifact into a scratch database (a temporary file, deleted
 /// afterwards) and builds the report through the same path as `report`. The
 /// checks run in the order of the reference's `stormlog.infer.cli.cmd_analyze`:
@@ -133,7 +115,7 @@ pub fn analyze(a: &AnalyzeConfig) -> Result<Analyzed, AnalyzeError> {
             format!("Input file '{}' not found", a.artifact.display()),
         ));
     }
-    let policy = flag_policy(&a.slo, a.slo_file.as_deref())?;
+    let policy = crate::slo::policy_from_cli(&a.slo, a.slo_file.as_deref())?;
     // The scratch database keeps the run's pages out of memory; the report
     // then reads it like any stored run.
     let mut clock = crate::util::Phases::from_env();

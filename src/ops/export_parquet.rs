@@ -259,6 +259,23 @@ fn salt(schema_version: i64, policy: Option<&PolicyEntry>) -> Vec<u8> {
     s.into_bytes()
 }
 
+/// The lines printed after an export.
+pub fn render_summary(s: &ParquetSummary) -> String {
+    let mut text = format!(
+        "{}: {} run(s) written ({} requests, {} bytes), {} unchanged, {} removed\n",
+        s.dir.display(),
+        s.written.len(),
+        s.requests,
+        s.bytes,
+        s.unchanged,
+        s.removed.len()
+    );
+    if !s.manifest_written {
+        text.push_str("nothing changed; nothing written\n");
+    }
+    text
+}
+
 /// Exports the selected runs into `cfg.dir`.
 #[cfg(not(feature = "parquet"))]
 pub fn export_parquet(_cfg: &ParquetConfig) -> Result<ParquetSummary, ParquetError> {

@@ -236,11 +236,8 @@ fn rules(config: &CheckConfig) -> Result<Rules, HistoryError> {
 type Policy = (crate::slo::Policy, crate::slo::PolicySource);
 
 fn policy(slo: &[String]) -> Result<Option<Policy>, HistoryError> {
-    if slo.is_empty() {
-        return Ok(None);
-    }
-    crate::slo::policy_from_flags(slo).map(Some).map_err(|e| {
-        if e.exit_code() == Exit::Usage.code() {
+    crate::slo::policy_from_cli(slo, None).map_err(|e| {
+        if e.exit() == Exit::Usage {
             HistoryError::Usage(e.to_string())
         } else {
             HistoryError::Input(e.to_string())

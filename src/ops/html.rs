@@ -15,9 +15,7 @@ use crate::slo::{Policy, PolicySource};
 pub struct PageConfig {
     /// A policy from the command line (replaces recorded ones).
     pub policy: Option<(Policy, PolicySource)>,
-    pub direct_server: bool,
-    pub clock_offset_ns: Option<i64>,
-    pub clock_uncertainty_ns: Option<i64>,
+    pub join: super::join::JoinConfig,
 }
 
 /// Why a page could not be made, with its exit status.
@@ -65,9 +63,9 @@ fn build(conn: &Connection, run: &str, cfg: &PageConfig, many: bool) -> Result<B
         policy: cfg.policy.clone(),
         telemetry_configured: !samples.is_empty(),
         server_samples: samples.clone(),
-        direct_server: cfg.direct_server,
-        clock_offset_ns: cfg.clock_offset_ns,
-        clock_uncertainty_ns: cfg.clock_uncertainty_ns,
+        direct_server: cfg.join.direct_server,
+        clock_offset_ns: cfg.join.clock_offset_ns,
+        clock_uncertainty_ns: cfg.join.clock_uncertainty_ns,
         external_spans: spans.clone(),
         segments: Vec::new(),
         membership: Default::default(),

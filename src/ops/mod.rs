@@ -4,12 +4,21 @@
 //! CSV or HTML. A second caller (compare calling analyze, a future server)
 //! calls these functions, never a command.
 //!
-//! Commands written before this layer still keep their glue in
-//! `cli/commands.rs`; they move here one at a time.
+//! (The analyze pipeline and the compare glue still sit in `cli/commands.rs`
+//! until they move here.)
 
 pub mod analyze;
 pub mod compare;
+pub mod error;
+pub mod export;
 pub mod export_parquet;
 pub mod history;
 pub mod html;
+pub mod ingest;
+pub mod join;
+pub mod judge;
+pub mod report;
+pub mod runs;
 pub mod slo;
+
+pub use error::{write_output, Error, Result};

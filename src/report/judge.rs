@@ -228,10 +228,7 @@ pub fn render_csv(rows: &[CaseJudgement]) -> String {
         }
         fields.push(targets.join(";"));
         fields.push(r.verdict().to_owned());
-        let fields: Vec<String> = fields
-            .iter()
-            .map(|f| crate::sqlcmd::format::csv_field(f))
-            .collect();
+        let fields: Vec<String> = fields.iter().map(|f| crate::output::csv_field(f)).collect();
         out.push_str(&fields.join(","));
         out.push('\n');
     }

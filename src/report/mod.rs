@@ -100,11 +100,7 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
     use crate::exit::Exit;
     let recorded: Vec<&Value> = data.of_type("infer.slo").collect();
     let selected = crate::slo::select(inputs.policy, &recorded).map_err(|e| ReportError {
-        exit: if e.exit_code() == 2 {
-            Exit::Usage
-        } else {
-            Exit::InvalidInput
-        },
+        exit: e.exit(),
         message: e.to_string(),
     })?;
     // vLLM records are checked strictly, in record order (docs/artifact.md §5 E10).

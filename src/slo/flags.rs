@@ -39,6 +39,26 @@ pub fn policy_from_flags(flags: &[String]) -> Result<(Policy, PolicySource), Slo
     Ok((policy, PolicySource::Flags))
 }
 
+/// The policy a command line gives, if any: `--slo` values or a
+/// `--slo-file` (not both, a usage error). Every command that takes the two
+/// flags turns them into a policy here.
+pub fn policy_from_cli(
+    slo: &[String],
+    slo_file: Option<&Path>,
+) -> Result<Option<(Policy, PolicySource)>, SloError> {
+    if !slo.is_empty() && slo_file.is_some() {
+        return Err(SloError::slo_and_slo_file());
+    }
+    if let Some(path) = slo_file {
+        let policy = load_file(path, &path.display().to_string())?;
+        return Ok(Some((policy, PolicySource::File)));
+    }
+    if !slo.is_empty() {
+        return Ok(Some(policy_from_flags(slo)?));
+    }
+    Ok(None)
+}
+
 fn names_policy_file(value: &str) -> bool {
     (value.ends_with(".toml") || value.ends_with(".json")) && Path::new(value).is_file()
 }

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
+pub mod answers;
 pub mod criteria;
 pub mod digest;
 pub mod evaluate;
@@ -31,7 +32,7 @@ pub use criteria::{Boundary, CriterionKey};
 pub use digest::digest;
 pub use evaluate::{case_text_line, evaluate_case};
 pub use file::load_file;
-pub use flags::{parse_flags, policy_from_flags};
+pub use flags::{parse_flags, policy_from_cli, policy_from_flags};
 pub use judge::{judge_request, measure, measure_key, Measure, Outcome, Verdict};
 pub use policy::{from_document, Criterion, Interval, Policy};
 pub use select::{select, Selected};
@@ -78,14 +79,17 @@ impl SloError {
         SloError::Usage("use --slo or --slo-file, not both".into())
     }
 
-    /// 2 for usage errors, 5 for invalid policies.
-    pub fn exit_code(&self) -> u8 {
+    /// The exit status: usage for a bad flag, invalid input for a policy.
+    pub fn exit(&self) -> crate::exit::Exit {
         match self {
-            SloError::Usage(_) => crate::exit::Exit::Usage.code(),
-            SloError::Policy { .. } | SloError::Artifact(_) => {
-                crate::exit::Exit::InvalidInput.code()
-            }
+            SloError::Usage(_) => crate::exit::Exit::Usage,
+            SloError::Policy { .. } | SloError::Artifact(_) => crate::exit::Exit::InvalidInput,
         }
+    }
+
+    /// [`SloError::exit`] as a number (2 or 5), for callers that compare codes.
+    pub fn exit_code(&self) -> u8 {
+        self.exit().code()
     }
 }
 

@@ -8,11 +8,10 @@
 use std::io::{self, Write};
 
 /// The output formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
     /// Columns aligned for a terminal, numbers right-aligned.
     #[default]
-    #[value(name = "txt", alias = "table")]
     Table,
     /// Comma-separated values with a header line (RFC 4180 quoting).
     Csv,
@@ -22,15 +21,8 @@ pub enum Format {
     Markdown,
 }
 
-/// One value of a result row.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Cell {
-    Null,
-    Int(i64),
-    Real(f64),
-    Text(String),
-    Blob(Vec<u8>),
-}
+/// One value of a result row, and a statement's result (`db::adhoc`).
+pub use crate::db::adhoc::{Cell, ResultSet};
 
 impl Cell {
     fn is_number(&self) -> bool {
@@ -70,13 +62,6 @@ pub fn real(f: f64) -> String {
     } else {
         format!("{s}.0")
     }
-}
-
-/// A statement's result: column names and rows.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ResultSet {
-    pub columns: Vec<String>,
-    pub rows: Vec<Vec<Cell>>,
 }
 
 /// Writes `rs` to `out` in `format`.
@@ -146,14 +131,8 @@ fn table(rs: &ResultSet, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-/// One CSV field, quoted when it holds a comma, a quote or a line break.
-pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_owned()
-    }
-}
+/// One CSV field (`output::csv_field`).
+pub use crate::output::csv_field;
 
 fn csv(rs: &ResultSet, out: &mut dyn Write) -> io::Result<()> {
     let header: Vec<String> = rs.columns.iter().map(|c| csv_field(c)).collect();

@@ -16,38 +16,25 @@ pub mod format;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
-use rusqlite::types::ValueRef;
-use rusqlite::{Batch, Connection, Statement};
-
-use crate::db::{self, DbError};
+use crate::db::adhoc::QueryError;
+use crate::db::{self, Connection, DbError};
 use crate::exit::Exit;
 pub use format::{Cell, Format, ResultSet};
 
-/// `stormlog sql` arguments.
-#[derive(Debug, Clone, clap::Args)]
-pub struct SqlArgs {
-    #[command(flatten)]
-    pub db: crate::cli::DbArg,
-    /// How to print results: txt (alias table) for people, csv, json (one
-    /// object per line), markdown.
-    #[arg(long, value_enum, default_value = "txt")]
+/// What `stormlog sql` is asked (`cli::sql` fills it from the flags).
+#[derive(Debug, Clone)]
+pub struct SqlConfig {
+    /// The project database.
+    pub db: PathBuf,
+    /// How to print results.
     pub format: Format,
     /// Read the SQL from this file.
-    #[arg(
-        short = 'f',
-        long = "file",
-        value_name = "PATH",
-        conflicts_with = "query"
-    )]
     pub file: Option<PathBuf>,
-    /// Write the results to FILE instead of stdout.
-    #[arg(long, short = 'o', value_name = "FILE")]
+    /// Write the results to this file instead of stdout.
     pub output: Option<PathBuf>,
-    /// The SQL: one or more statements separated by `;` (stdin when neither
-    /// this nor --file is given).
+    /// The SQL (stdin when neither this nor `file` is given).
     pub query: Option<String>,
     /// Stop a query that runs longer than this many seconds (0: no limit).
-    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
     pub timeout: f64,
 }
 
@@ -90,13 +77,13 @@ impl SqlError {
 }
 
 /// Runs `stormlog sql`, reading the query from stdin when no other source is given.
-pub fn run(args: &SqlArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit, SqlError> {
+pub fn run(args: &SqlConfig, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit, SqlError> {
     run_with_input(args, &mut std::io::stdin().lock(), out, err)
 }
 
 /// [`run`] with stdin given (tests pass a buffer).
 pub fn run_with_input(
-    args: &SqlArgs,
+    args: &SqlConfig,
     stdin: &mut dyn Read,
     out: &mut dyn Write,
     _err: &mut dyn Write,
@@ -108,8 +95,9 @@ pub fn run_with_input(
             args.timeout
         )));
     }
-    let conn = open_read_only(&args.db.db)?;
-    let results = with_timeout(&conn, args.timeout, || query(&conn, &sql))?;
+    let conn = open_read_only(&args.db)?;
+    let results = crate::db::adhoc::query_with_timeout(&conn, &sql, args.timeout)
+        .map_err(|e| query_failed(e, args.timeout))?;
     let mut file = Vec::new();
     let sink: &mut dyn Write = if args.output.is_some() {
         &mut file
@@ -126,48 +114,23 @@ pub fn run_with_input(
     }
     sink.flush()?;
     if let Some(path) = &args.output {
-        std::fs::write(path, &file)
-            .map_err(|e| SqlError::Usage(format!("--output {}: {}", path.display(), e)))?;
+        crate::output::write_atomic(path, &file, crate::output::Parents::Keep)
+            .map_err(|e| SqlError::Usage(format!("--output {e}")))?;
     }
     Ok(Exit::Ok)
 }
 
-/// Runs `work` on `conn`, interrupting SQLite once `seconds` have passed
-/// (0: never). A watcher thread waits on a channel that the end of the
-/// work closes, so a finished query costs no waiting.
-fn with_timeout<T>(
-    conn: &Connection,
-    seconds: f64,
-    work: impl FnOnce() -> Result<T, SqlError>,
-) -> Result<T, SqlError> {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::Arc;
-    if seconds == 0.0 {
-        return work();
-    }
-    let handle = conn.get_interrupt_handle();
-    let fired = Arc::new(AtomicBool::new(false));
-    let (done, wait) = std::sync::mpsc::channel::<()>();
-    let watcher = {
-        let fired = Arc::clone(&fired);
-        let limit = std::time::Duration::from_secs_f64(seconds.min(1e9));
-        std::thread::spawn(move || {
-            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(limit) {
-                fired.store(true, Ordering::SeqCst);
-                handle.interrupt();
-            }
-        })
-    };
-    let result = work();
-    drop(done);
-    let _ = watcher.join();
-    match result {
-        Err(_) if fired.load(Ordering::SeqCst) => Err(SqlError::Timeout(seconds)),
-        other => other,
+/// A failed query as `sql` reports it; `seconds` is the `--timeout` given.
+fn query_failed(e: QueryError, seconds: f64) -> SqlError {
+    match e {
+        QueryError::NoStatement => SqlError::Usage(e.to_string()),
+        QueryError::Refused(m) => SqlError::Refused(m),
+        QueryError::Failed(m) => SqlError::Query(m),
+        QueryError::TimedOut => SqlError::Timeout(seconds),
     }
 }
 
-fn query_text(args: &SqlArgs, stdin: &mut dyn Read) -> Result<String, SqlError> {
+fn query_text(args: &SqlConfig, stdin: &mut dyn Read) -> Result<String, SqlError> {
     match (&args.query, &args.file) {
         (Some(_), Some(_)) => Err(SqlError::Usage(
             "give the SQL either as an argument or with --file, not both".into(),
@@ -193,148 +156,9 @@ pub fn open_read_only(path: &std::path::Path) -> Result<Connection, SqlError> {
 }
 
 /// Prepares every statement of `sql`, refuses the lot if any would write,
-/// then runs each and collects its rows. Statements without result columns
-/// (e.g. `BEGIN`) give no result set.
+/// then runs each and collects its rows (`db::adhoc::query`).
 pub fn query(conn: &Connection, sql: &str) -> Result<Vec<ResultSet>, SqlError> {
-    let mut stmts: Vec<Statement<'_>> = Vec::new();
-    let mut batch = Batch::new(conn, sql);
-    loop {
-        let n = stmts.len() + 1;
-        match batch.next() {
-            Ok(Some(s)) => stmts.push(s),
-            Ok(None) => break,
-            Err(e) => return Err(SqlError::Query(format!("statement {n}: {e}"))),
-        }
-    }
-    if stmts.is_empty() {
-        return Err(SqlError::Usage("no SQL statement given".into()));
-    }
-    for (i, s) in stmts.iter().enumerate() {
-        check(i + 1, s)?;
-    }
-    let mut results = Vec::new();
-    for (i, s) in stmts.iter_mut().enumerate() {
-        if let Some(rs) = run_one(i + 1, s)? {
-            results.push(rs);
-        }
-    }
-    Ok(results)
-}
-
-const ONLY_READS: &str = "`stormlog sql` only reads the database; nothing was changed";
-
-/// Refuses a statement that would write, or attach a database (SQLite
-/// counts `ATTACH` as read-only, but the attached file could be written).
-fn check(n: usize, stmt: &Statement<'_>) -> Result<(), SqlError> {
-    let text = stmt.expanded_sql().unwrap_or_default();
-    let words = leading_words(&text, 2);
-    let first = words.first().map(String::as_str).unwrap_or("");
-    let refuse = |what: &str| {
-        Err(SqlError::Refused(format!(
-            "statement {n} refused: {what}; {ONLY_READS}"
-        )))
-    };
-    match first {
-        "ATTACH" | "DETACH" => {
-            return refuse(&format!(
-                "{first} is not allowed (an attached database could be written); query one database per `--db`"
-            ))
-        }
-        "VACUUM" => return refuse("VACUUM writes a database file"),
-        // `PRAGMA name = value` and `PRAGMA name(value)` set; only the bare
-        // form and the table-valued ones (`table_info(t)`) read.
-        "PRAGMA" if text.contains('=') || (text.contains('(') && !reading_pragma(&text)) => {
-            return refuse("a PRAGMA that sets a value")
-        }
-        _ => {}
-    }
-    if !stmt.readonly() {
-        let kind = if first.is_empty() { "it" } else { first };
-        return refuse(&format!("{kind} would change the database"));
-    }
-    Ok(())
-}
-
-/// Pragmas whose argument names what to read, not a value to set.
-fn reading_pragma(text: &str) -> bool {
-    const READING: &[&str] = &[
-        "TABLE_INFO",
-        "TABLE_XINFO",
-        "TABLE_LIST",
-        "INDEX_INFO",
-        "INDEX_XINFO",
-        "INDEX_LIST",
-        "FOREIGN_KEY_LIST",
-        "FOREIGN_KEY_CHECK",
-        "INTEGRITY_CHECK",
-        "QUICK_CHECK",
-    ];
-    let words = leading_words(text, 2);
-    words.get(1).is_some_and(|w| {
-        // `PRAGMA main.table_info(t)`: the name is after the schema.
-        let name = w.rsplit('.').next().unwrap_or(w);
-        READING.contains(&name)
-    })
-}
-
-/// The first `n` words of `sql` (upper-cased), skipping comments.
-fn leading_words(sql: &str, n: usize) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut rest = sql;
-    while words.len() < n {
-        rest = rest.trim_start();
-        if let Some(r) = rest.strip_prefix("--") {
-            rest = r.split_once('\n').map_or("", |(_, after)| after);
-            continue;
-        }
-        if let Some(r) = rest.strip_prefix("/*") {
-            rest = r.split_once("*/").map_or("", |(_, after)| after);
-            continue;
-        }
-        let end = rest
-            .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
-            .unwrap_or(rest.len());
-        if end == 0 {
-            break;
-        }
-        words.push(rest[..end].to_ascii_uppercase());
-        rest = &rest[end..];
-    }
-    words
-}
-
-fn run_one(n: usize, stmt: &mut Statement<'_>) -> Result<Option<ResultSet>, SqlError> {
-    let columns: Vec<String> = stmt.column_names().iter().map(|c| c.to_string()).collect();
-    let failed = |e: rusqlite::Error| {
-        if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ReadOnly) {
-            SqlError::Refused(format!("statement {n} refused: {e}; {ONLY_READS}"))
-        } else {
-            SqlError::Query(format!("statement {n}: {e}"))
-        }
-    };
-    let width = columns.len();
-    let mut rows_out = Vec::new();
-    let mut rows = stmt.query([]).map_err(failed)?;
-    while let Some(row) = rows.next().map_err(failed)? {
-        let mut cells = Vec::with_capacity(width);
-        for i in 0..width {
-            cells.push(match row.get_ref(i).map_err(failed)? {
-                ValueRef::Null => Cell::Null,
-                ValueRef::Integer(v) => Cell::Int(v),
-                ValueRef::Real(v) => Cell::Real(v),
-                ValueRef::Text(t) => Cell::Text(String::from_utf8_lossy(t).into_owned()),
-                ValueRef::Blob(b) => Cell::Blob(b.to_vec()),
-            });
-        }
-        rows_out.push(cells);
-    }
-    if width == 0 {
-        return Ok(None);
-    }
-    Ok(Some(ResultSet {
-        columns,
-        rows: rows_out,
-    }))
+    crate::db::adhoc::query(conn, sql).map_err(|e| query_failed(e, 0.0))
 }
 
 #[cfg(test)]

@@ -59,9 +59,9 @@ fn all_cases() -> Vec<String> {
     v
 }
 
-fn args(db: &Path, format: Format, query: &str) -> SqlArgs {
-    SqlArgs {
-        db: crate::cli::DbArg { db: db.to_owned() },
+fn args(db: &Path, format: Format, query: &str) -> SqlConfig {
+    SqlConfig {
+        db: db.to_owned(),
         format,
         file: None,
         output: None,
@@ -207,15 +207,6 @@ fn query_comes_from_file_or_stdin() {
     let e = sql(&dir.path().join("missing.db"), Format::Csv, "SELECT 1").unwrap_err();
     assert!(e.to_string().starts_with("no project database at "), "{e}");
     assert_eq!(e.exit(), Exit::InvalidInput);
-}
-
-#[test]
-fn leading_words_skip_comments() {
-    assert_eq!(
-        leading_words("  -- x\n /* y */ pragma main.user_version", 2),
-        ["PRAGMA", "MAIN.USER_VERSION"]
-    );
-    assert_eq!(leading_words("/* unterminated", 1), Vec::<String>::new());
 }
 
 // ----- every query of docs/sql.md against the conformance database -----
@@ -612,22 +603,4 @@ fn check(
         }
         other => panic!("docs/sql.md query {other:?} has no check here: add one"),
     }
-}
-
-#[test]
-fn arguments_parse_as_documented() {
-    use clap::{CommandFactory, Parser};
-    #[derive(Debug, Parser)]
-    struct Cli {
-        #[command(flatten)]
-        sql: SqlArgs,
-    }
-    Cli::command().debug_assert();
-    let c =
-        Cli::try_parse_from(["sql", "--db", "x.db", "--format", "markdown", "SELECT 1"]).unwrap();
-    assert_eq!(c.sql.format, Format::Markdown);
-    assert_eq!(c.sql.query.as_deref(), Some("SELECT 1"));
-    let c = Cli::try_parse_from(["sql", "-f", "q.sql"]).unwrap();
-    assert_eq!((c.sql.format, c.sql.file.is_some()), (Format::Table, true));
-    assert!(Cli::try_parse_from(["sql", "-f", "q.sql", "SELECT 1"]).is_err());
 }

@@ -4,54 +4,13 @@
 //! can move, the others held, before the case's verdict changes
 //! (docs/slo.md "Binding").
 
-use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::RunView;
 use crate::report::judge::{outcome, CaseJudgement};
+pub use crate::slo::answers::{BindingCase, BindingCriterion};
 use crate::slo::sweep::{self, Column};
 use crate::slo::{Policy, PolicySource};
-
-/// One criterion of a case.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct BindingCriterion {
-    pub criterion: String,
-    pub threshold_ms: f64,
-    pub target: Option<f64>,
-    pub attainment_lower: Option<f64>,
-    pub attainment_upper: Option<f64>,
-    /// The joint attainment of the policy without this criterion.
-    pub joint_without_lower: Option<f64>,
-    pub joint_without_upper: Option<f64>,
-    /// The verdict stays the same for every threshold from this one up to
-    /// the current; below it, it changes. Null: no tighter threshold
-    /// changes it.
-    pub holds_down_to_ms: Option<f64>,
-    /// The smallest looser threshold at which the verdict changes; null
-    /// when none does.
-    pub changes_at_ms: Option<f64>,
-    /// `threshold_ms - holds_down_to_ms`, `changes_at_ms - threshold_ms`.
-    pub tighter_by_ms: Option<f64>,
-    pub looser_by_ms: Option<f64>,
-}
-
-/// One case.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct BindingCase {
-    pub run_id: String,
-    pub case: String,
-    pub policy: String,
-    pub status: String,
-    pub offered: usize,
-    pub joint_lower: Option<f64>,
-    pub joint_upper: Option<f64>,
-    pub joint_target: Option<f64>,
-    /// `met`, `missed`, `undecided`, `unmeasurable` or `no target`.
-    pub verdict: &'static str,
-    /// The criteria with the lowest attainment (lower bound).
-    pub binding: Vec<String>,
-    pub criteria: Vec<BindingCriterion>,
-}
 
 /// The verdict of targets, as `report --all --check` decides it.
 fn verdict(evaluated: bool, targets: Vec<(String, f64, &'static str)>) -> &'static str {

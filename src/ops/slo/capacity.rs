@@ -8,64 +8,12 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
 use serde_json::Value;
 
 use super::RunView;
 use crate::pyjson;
+pub use crate::slo::answers::{Load, LoadPoint, Sweep, TargetAt};
 use crate::slo::{Policy, PolicySource};
-
-/// Which workload field is the load.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Load {
-    /// `arrival.rate_per_second` (open loop).
-    Rate,
-    /// `concurrency` (closed loop).
-    Concurrency,
-    /// The rate where the case has one, else the concurrency.
-    Auto,
-}
-
-/// One target at one point.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct TargetAt {
-    pub name: String,
-    pub target: f64,
-    /// `met`, `missed`, `undecided` or `unmeasurable`.
-    pub outcome: &'static str,
-    pub attainment_lower: Option<f64>,
-}
-
-/// One case of the sweep.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct LoadPoint {
-    pub run_id: String,
-    pub case: String,
-    pub load: f64,
-    pub verdict: &'static str,
-    pub passed: bool,
-    pub targets: Vec<TargetAt>,
-}
-
-/// A sweep and its capacity.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Sweep {
-    /// `rate` or `concurrency`.
-    pub load: &'static str,
-    /// The cases' shared workload settings (everything but the load).
-    pub workload: Value,
-    /// `bracketed`, `none_pass`, `all_pass` or `not_monotone`.
-    pub status: &'static str,
-    /// The capacity estimate (bracketed only).
-    pub capacity: Option<f64>,
-    /// The target whose interpolated crossing gives the capacity.
-    pub binding_target: Option<String>,
-    pub last_passing: Option<LoadPoint>,
-    pub first_failing: Option<LoadPoint>,
-    /// Every point, by load.
-    pub points: Vec<LoadPoint>,
-}
 
 /// A case's load and sweep key from the run's workload record.
 pub fn case_load(

@@ -3,9 +3,8 @@
 //! (docs/slo.md "Curve"); with a joint policy, also the case's joint
 //! attainment when KEY moves to T and the policy's other criteria stay.
 
-use serde::Serialize;
-
 use super::{Result, RunView, SloOpsError};
+pub use crate::slo::answers::{Curve, JointPoint, Point};
 use crate::slo::sweep::{self, Column};
 use crate::slo::{CriterionKey, Policy, PolicySource};
 
@@ -108,43 +107,6 @@ pub struct CurveConfig {
     /// the run's successful requests have for the criterion.
     pub thresholds: Option<Thresholds>,
     pub joint: Option<(Policy, PolicySource)>,
-}
-
-/// Joint figures at one point (with `--joint`).
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct JointPoint {
-    pub met: usize,
-    pub missed: usize,
-    pub unknown: usize,
-    pub attainment_lower: Option<f64>,
-    pub attainment_upper: Option<f64>,
-}
-
-/// One point: the `per_criterion` entry at `threshold_ms`.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Point {
-    pub threshold_ms: f64,
-    pub pass: usize,
-    pub fail: usize,
-    pub unknown: usize,
-    pub not_applicable: usize,
-    pub attainment_lower: Option<f64>,
-    pub attainment_upper: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub joint: Option<JointPoint>,
-}
-
-/// One case's curve for one criterion.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Curve {
-    pub run_id: String,
-    pub case: String,
-    pub criterion: String,
-    pub offered: usize,
-    /// The joint policy's name (with `--joint`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub joint_policy: Option<String>,
-    pub points: Vec<Point>,
 }
 
 /// The curves of one run: per case, per criterion, in that order.

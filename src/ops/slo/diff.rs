@@ -7,64 +7,11 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
 use super::RunView;
 use crate::pyjson;
+pub use crate::slo::answers::{CaseDiff, CriterionDiff, Flip, Side};
 use crate::slo::judge::{judge_request, Outcome, Verdict};
 use crate::slo::{Policy, PolicySource};
-
-/// One policy's judgement of a case.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Side {
-    pub policy: String,
-    pub digest: String,
-    pub met: u64,
-    pub missed: u64,
-    pub unknown: u64,
-    pub attainment_lower: Option<f64>,
-    pub attainment_upper: Option<f64>,
-    pub verdict: &'static str,
-}
-
-/// Requests that moved from one outcome to another.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Flip {
-    /// Under `--against`.
-    pub from: &'static str,
-    /// Under `--slo`.
-    pub to: &'static str,
-    pub count: usize,
-    pub request_ids: Vec<String>,
-}
-
-/// One criterion both policies hold.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct CriterionDiff {
-    pub criterion: String,
-    pub slo_ms: f64,
-    pub against_ms: f64,
-    /// `pass` counts among successful requests under each policy.
-    pub slo_pass: usize,
-    pub against_pass: usize,
-    pub flips: Vec<Flip>,
-}
-
-/// One case.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct CaseDiff {
-    pub run_id: String,
-    pub case: String,
-    pub offered: usize,
-    pub slo: Side,
-    pub against: Side,
-    /// Joint verdict changes (`met`, `missed`, `unknown`), every request.
-    pub verdict_flips: Vec<Flip>,
-    pub criteria: Vec<CriterionDiff>,
-    /// Criteria only one of the policies holds.
-    pub only_in_slo: Vec<String>,
-    pub only_in_against: Vec<String>,
-}
 
 fn verdict_str(v: Verdict) -> &'static str {
     match v {

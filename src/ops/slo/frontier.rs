@@ -9,10 +9,9 @@
 //! interval is the order-statistic interval the report puts on a latency
 //! quantile (`analysis::sufficiency`), for the c/m quantile of the m values.
 
-use serde::Serialize;
-
 use super::RunView;
 use crate::analysis::sufficiency::order_ranks;
+pub use crate::slo::answers::Frontier;
 use crate::slo::evaluate::share;
 use crate::slo::sweep::Column;
 use crate::slo::CriterionKey;
@@ -25,31 +24,6 @@ pub struct FrontierConfig {
     pub criteria: Vec<CriterionKey>,
     /// In (0, 1): the interval's coverage, split evenly between the tails.
     pub confidence: f64,
-}
-
-/// One case and criterion.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Frontier {
-    pub run_id: String,
-    pub case: String,
-    pub criterion: String,
-    pub target: f64,
-    /// `reached` or `unreachable`.
-    pub status: &'static str,
-    /// The smallest threshold meeting the target (null when unreachable).
-    pub threshold_ms: Option<f64>,
-    /// The interval's ends; null where no order statistic bounds it.
-    pub lower_ms: Option<f64>,
-    pub upper_ms: Option<f64>,
-    pub confidence: f64,
-    /// The attainment's lower bound at `threshold_ms`, or the most any
-    /// threshold gives when unreachable.
-    pub attainment_lower: Option<f64>,
-    /// Successful requests with a value (the m of the interval).
-    pub values: usize,
-    /// Why the target cannot be reached.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
 }
 
 /// The frontiers of one run, per case and criterion.

@@ -64,11 +64,7 @@ impl From<crate::db::DbError> for SloOpsError {
 impl From<crate::slo::SloError> for SloOpsError {
     fn from(e: crate::slo::SloError) -> Self {
         SloOpsError {
-            exit: if e.exit_code() == Exit::Usage.code() {
-                Exit::Usage
-            } else {
-                Exit::InvalidInput
-            },
+            exit: e.exit(),
             message: e.to_string(),
         }
     }

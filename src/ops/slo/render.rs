@@ -27,7 +27,7 @@ pub fn json<T: Serialize>(value: &T) -> String {
 }
 
 fn field(s: &str) -> String {
-    crate::sqlcmd::format::csv_field(s)
+    crate::output::csv_field(s)
 }
 
 fn num(x: Option<f64>) -> String {

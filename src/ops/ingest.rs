@@ -1,0 +1,129 @@
+//! `stormlog ingest`: each file its own transaction, one line per file
+//! saying what was stored or why nothing of it was, then a summary.
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::{Error, Result};
+use crate::db::{self, Mode};
+use crate::exit::Exit;
+use crate::ingest::{self, IngestError, Kind, Outcome};
+
+/// What `ingest` is asked.
+#[derive(Debug, Clone, Default)]
+pub struct IngestConfig {
+    pub db: PathBuf,
+    /// Replace a run already stored from a different file.
+    pub replace: bool,
+    /// The run telemetry and span files attach to.
+    pub run: Option<String>,
+    /// The id an imported tool's run is stored under.
+    pub run_id: Option<String>,
+    pub files: Vec<PathBuf>,
+}
+
+/// Ingests every file in order; the exit status is the worst refusal's.
+pub fn run(c: &IngestConfig, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit> {
+    let mut conn = db::open(&c.db, Mode::ReadWrite)?;
+    let opts = ingest::Options {
+        replace: c.replace,
+        progress: true,
+        run: c.run.clone(),
+        skip_digest: false,
+        run_id: c.run_id.clone(),
+        analyze: false,
+    };
+    // Each file is its own transaction: one line per file, in argument
+    // order, says what landed or why nothing of it did.
+    let mut tally = [0usize; 3]; // stored, unchanged, refused
+    let mut worst = Exit::Ok;
+    for path in &c.files {
+        let started = std::time::Instant::now();
+        match ingest::ingest_path(&mut conn, path, &opts) {
+            Ok(done) => {
+                let what = match done.kind {
+                    Kind::Artifact => "artifact",
+                    Kind::Telemetry => "telemetry",
+                    Kind::Spans => "vLLM spans",
+                    Kind::Import(tool) => tool.name(),
+                };
+                let verb = match done.outcome {
+                    Outcome::Added => "ingested",
+                    Outcome::Replaced => "replaced",
+                    Outcome::Unchanged => "unchanged (already ingested)",
+                };
+                tally[usize::from(done.outcome == Outcome::Unchanged)] += 1;
+                writeln!(
+                    out,
+                    "{}: {what} {verb}: run {}, {} records, {} in {}",
+                    crate::util::printable(&path.display().to_string()),
+                    crate::util::printable(&done.run_id),
+                    done.records,
+                    crate::util::human_bytes(done.bytes),
+                    crate::util::human_seconds(started.elapsed().as_secs_f64())
+                )?;
+            }
+            Err(e) => {
+                tally[2] += 1;
+                let e = ingest_failure(e, path, &c.db);
+                if e.exit.code() > worst.code() {
+                    worst = e.exit;
+                }
+                writeln!(err, "Error: {}", e.message)?;
+            }
+        }
+    }
+    if c.files.len() > 1 {
+        let [stored, unchanged, refused] = tally;
+        let mut line = format!("{} files: {stored} stored", c.files.len());
+        if unchanged > 0 {
+            line.push_str(&format!(", {unchanged} unchanged"));
+        }
+        if refused > 0 {
+            line.push_str(&format!(
+                ", {refused} refused (nothing of a refused file was stored; the others were)"
+            ));
+        }
+        writeln!(out, "{line}")?;
+    }
+    Ok(worst)
+}
+
+/// An ingest's failure as the command reports it. A failure of the storage
+/// (a full disk, a read-only database) names the file being ingested and
+/// the database, says what to do and exits [`Exit::Database`]; bad input is
+/// said in stormlog's words ([`refusal`]).
+pub fn ingest_failure(e: IngestError, file: &Path, db: &Path) -> Error {
+    match &e {
+        IngestError::Db(inner) => match db::failure::advice(inner) {
+            Some(advice) => Error::new(
+                Exit::Database,
+                format!(
+                    "{}: not stored in {}: {advice}; nothing of the file was stored ({inner})",
+                    file.display(),
+                    db.display()
+                ),
+            ),
+            None => e.into(),
+        },
+        _ => refusal(e),
+    }
+}
+
+/// An ingest failure in stormlog's words (`ingest::words`), with the fix where one is known.
+fn refusal(e: IngestError) -> Error {
+    match e {
+        IngestError::Invalid { path, message } => {
+            let plain = ingest::words::plain(&message);
+            let sep = if plain.starts_with("is not ") {
+                " "
+            } else {
+                ": "
+            };
+            Error::new(
+                Exit::InvalidInput,
+                format!("{}{sep}{plain}; nothing from it was stored", path.display()),
+            )
+        }
+        other => other.into(),
+    }
+}
