@@ -4,6 +4,7 @@
 //! policy's source, `flags` there and `file` here, differs).
 use serde_json::Value;
 
+use crate::cases;
 use crate::common::{fixtures, leaf_mismatches, run_in};
 
 /// The policy document of a case's expected report, written as TOML.
@@ -52,10 +53,9 @@ fn a_stored_run_rejudged_with_a_toml_policy_matches_the_reference() {
     let tmp = tempfile::tempdir().unwrap();
     let mut checked = 0;
     for name in ["slo_override_unrecorded", "slo_override"] {
-        let dir = fixtures().join("cases").join(name);
-        let expected: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap())
-                .unwrap();
+        let case = cases::conformance(name);
+        let dir = case.dir.clone();
+        let expected: Value = serde_json::from_str(&case.read("expected.json")).unwrap();
         let policy = tmp.path().join(format!("{name}.toml"));
         std::fs::write(&policy, as_toml(&expected["slo"]["policy"])).unwrap();
         let db = tmp.path().join(format!("{name}.db"));
@@ -103,13 +103,13 @@ fn all_runs_are_judged_and_check_gates_on_targets() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("p.db");
     let db = db.to_str().unwrap();
-    let cases = fixtures().join("cases");
     for c in ["slo_file", "poisson"] {
-        assert!(
-            run_in(&cases.join(c), &["ingest", "--db", db, "artifact.jsonl"])
-                .status
-                .success()
-        );
+        assert!(run_in(
+            &cases::conformance(c).dir,
+            &["ingest", "--db", db, "artifact.jsonl"]
+        )
+        .status
+        .success());
     }
     // slo_file recorded a policy whose client.ttft target (90%) its run misses (89.5%).
     let recorded = run_in(
