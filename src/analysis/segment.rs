@@ -83,13 +83,13 @@ impl Segment {
     pub fn parse(text: &str) -> Result<Segment, SegmentError> {
         let (name, span) = text.split_once('=').unwrap_or((text, ""));
         let (start, end) = span.split_once(':').unwrap_or((span, ""));
-        let repr = crate::slo::flags::py_repr;
+        let repr = crate::py::text::repr_str;
         let flag = format!("--segment {}", repr(text));
         if name.is_empty() || start.is_empty() || end.is_empty() {
             return Err(SegmentError::Usage(format!("{flag}: use NAME=START:END")));
         }
         let number = |part: &str| -> Result<f64, SegmentError> {
-            match crate::slo::flags::py_float(part) {
+            match crate::py::float::float_of_str(part) {
                 None => Err(SegmentError::Usage(format!(
                     "{flag}: {} is not a number",
                     repr(part)
@@ -122,7 +122,7 @@ impl Segment {
         if !short_identifier(name) {
             return Err(format!(
                 "segment name {} is not a short identifier",
-                crate::slo::flags::py_repr(name)
+                crate::py::text::repr_str(name)
             ));
         }
         if !(0.0 <= start_offset_ns && start_offset_ns < end_offset_ns) {

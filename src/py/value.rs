@@ -209,4 +209,19 @@ mod tests {
         assert!(py_eq(&json!(INF), &json!(INF)));
         assert!(!py_eq(&json!(NAN), &json!(1)));
     }
+
+    #[test]
+    fn type_names_follow_python() {
+        // type(v).__name__ in CPython 3.11 for json.loads of each value.
+        let big = crate::py::json::big_int_value("123456789012345678901234567890");
+        #[rustfmt::skip]
+        let cases: &[(Value, &str)] = &[
+            (json!(null), "NoneType"), (json!(true), "bool"), (json!(1), "int"),
+            (json!(1.0), "float"), (json!(NAN), "float"), (json!(NEG_INF), "float"),
+            (big, "int"), (json!("s"), "str"), (json!([]), "list"), (json!({}), "dict"),
+        ];
+        for (v, want) in cases {
+            assert_eq!(type_name(v), *want, "{v:?}");
+        }
+    }
 }

@@ -165,4 +165,18 @@ mod tests {
         assert_eq!(parse(&dumps_compact(&v)).unwrap(), v);
         assert_eq!(parse(&dumps_pretty(&v)).unwrap(), v);
     }
+
+    #[test]
+    fn json_string_is_the_ensure_ascii_literal() {
+        // json.dumps(s) in CPython 3.11.
+        #[rustfmt::skip]
+        let cases: &[(&str, &str)] = &[
+            ("a/b", r#""a/b""#), ("\u{1}\u{1f}\u{7f}", r#""\u0001\u001f\u007f""#),
+            ("\u{85}\u{2028}é", r#""\u0085\u2028\u00e9""#), ("😀", r#""\ud83d\ude00""#),
+            ("\"\\\n\r\t\u{8}\u{c}", r#""\"\\\n\r\t\b\f""#), (NAN, r#""\u0001NaN""#),
+        ];
+        for &(s, want) in cases {
+            assert_eq!(json_string(s), want, "{s:?}");
+        }
+    }
 }
