@@ -4,6 +4,8 @@
 use serde::Serialize;
 use serde_json::Value;
 
+// ----- `slo binding` -----
+
 /// One criterion of a case.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct BindingCriterion {
@@ -27,7 +29,7 @@ pub struct BindingCriterion {
     pub looser_by_ms: Option<f64>,
 }
 
-/// One case.
+/// One case of `slo binding`.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct BindingCase {
     pub run_id: String,
@@ -44,6 +46,8 @@ pub struct BindingCase {
     pub binding: Vec<String>,
     pub criteria: Vec<BindingCriterion>,
 }
+
+// ----- `slo capacity` -----
 
 /// Which workload field is the load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -97,6 +101,8 @@ pub struct Sweep {
     pub points: Vec<LoadPoint>,
 }
 
+// ----- `slo curve` -----
+
 /// Joint figures at one point (with `--joint`).
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct JointPoint {
@@ -134,6 +140,8 @@ pub struct Curve {
     pub points: Vec<Point>,
 }
 
+// ----- `slo diff` -----
+
 /// One policy's judgement of a case.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Side {
@@ -170,7 +178,7 @@ pub struct CriterionDiff {
     pub flips: Vec<Flip>,
 }
 
-/// One case.
+/// One case of `slo diff`.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct CaseDiff {
     pub run_id: String,
@@ -185,6 +193,8 @@ pub struct CaseDiff {
     pub only_in_slo: Vec<String>,
     pub only_in_against: Vec<String>,
 }
+
+// ----- `slo frontier` -----
 
 /// One case and criterion.
 #[derive(Debug, Clone, Serialize, PartialEq)]
