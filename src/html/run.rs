@@ -204,9 +204,8 @@ pub fn view(
         }
         // A criterion no request of the case can be judged on (server
         // figures without spans) has no curve to draw: left out.
-        let drawable = |c: &&crate::slo::answers::Curve| {
-            c.points.iter().any(|p| p.attainment_lower.is_some())
-        };
+        let drawable =
+            |c: &&crate::slo::answers::Curve| c.points.iter().any(|p| p.attainment_lower.is_some());
         for curve in extras
             .curves
             .iter()

@@ -88,12 +88,7 @@ impl From<IngestError> for AnalyzeError {
 
 impl From<SloError> for AnalyzeError {
     fn from(e: SloError) -> Self {
-        let exit = if e.exit_code() == Exit::Usage.code() {
-            Exit::Usage
-        } else {
-            Exit::InvalidInput
-        };
-        AnalyzeError::new(exit, e.to_string())
+        AnalyzeError::new(e.exit(), e.to_string())
     }
 }
 

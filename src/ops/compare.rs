@@ -269,23 +269,17 @@ fn summarize_and_compare(
     engine::compare_runs(baseline, candidate, spec)
 }
 
+/// An SLO error as compare reports it: a bad flag is a usage error.
+fn slo_error(e: crate::slo::SloError) -> CompareError {
+    match e.exit() {
+        Exit::Usage => CompareError::Usage(e.to_string()),
+        _ => CompareError::Input(e.to_string()),
+    }
+}
+
 /// The policy flags are judged once, before any artifact is read, as the reference does.
 fn check_slo_flags(args: &CompareConfig) -> Result<(), CompareError> {
-    let slo_error = |e: crate::slo::SloError| {
-        if e.exit_code() == Exit::Usage.code() {
-            CompareError::Usage(e.to_string())
-        } else {
-            CompareError::Input(e.to_string())
-        }
-    };
-    if !args.slo.is_empty() && args.slo_file.is_some() {
-        return Err(slo_error(crate::slo::SloError::slo_and_slo_file()));
-    }
-    if let Some(path) = &args.slo_file {
-        crate::slo::load_file(path, &path.display().to_string()).map_err(slo_error)?;
-    } else if !args.slo.is_empty() {
-        crate::slo::policy_from_flags(&args.slo).map_err(slo_error)?;
-    }
+    crate::slo::policy_from_cli(&args.slo, args.slo_file.as_deref()).map_err(slo_error)?;
     Ok(())
 }
 
@@ -393,20 +387,9 @@ fn stored_summary(
     let db_error = |e: crate::db::DbError| CompareError::input(e.to_string());
     let run = crate::db::runs::resolve(conn, name).map_err(db_error)?;
     let (segments, membership) = segments(args)?;
-    let policy = if let Some(path) = &args.slo_file {
-        Some((
-            crate::slo::load_file(path, &path.display().to_string())
-                .map_err(|e| CompareError::input(e.to_string()))?,
-            crate::slo::PolicySource::File,
-        ))
-    } else if !args.slo.is_empty() {
-        Some(
-            crate::slo::policy_from_flags(&args.slo)
-                .map_err(|e| CompareError::usage(e.to_string()))?,
-        )
-    } else {
-        None
-    };
+    // The flags were checked before any run was read (check_slo_flags).
+    let policy =
+        crate::slo::policy_from_cli(&args.slo, args.slo_file.as_deref()).map_err(slo_error)?;
     let data = crate::db::store::load_run(conn, &run).map_err(db_error)?;
     let spans = crate::db::store::attached_spans(conn, &run).map_err(db_error)?;
     let inputs = crate::report::Inputs {

@@ -257,7 +257,7 @@ mod tests {
     fn load_err(dir: &tempfile::TempDir, name: &str, body: &[u8]) -> (String, u8) {
         let p = write(dir, name, body);
         let e = load_file(&p, name).unwrap_err();
-        (e.to_string(), e.exit_code())
+        (e.to_string(), e.exit().code())
     }
 
     const EXAMPLE_JSON: &str = r#"{
@@ -331,7 +331,7 @@ max_ms = 200
         let dir = tempfile::tempdir().unwrap();
         let e = load_file(&dir.path().join("missing.json"), "missing.json").unwrap_err();
         assert_eq!(
-            (e.to_string(), e.exit_code()),
+            (e.to_string(), e.exit().code()),
             (
                 "SLO policy missing.json: No such file or directory".into(),
                 5

@@ -103,7 +103,7 @@ mod tests {
     fn flag_err(flags: &[&str]) -> (String, u8) {
         let v: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
         let e = parse_flags(&v).unwrap_err();
-        (e.to_string(), e.exit_code())
+        (e.to_string(), e.exit().code())
     }
 
     const KNOWN: &str = "known: client.e2e, client.e2e_from_intended, client.tpot, client.ttft, \

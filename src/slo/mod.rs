@@ -86,11 +86,6 @@ impl SloError {
             SloError::Policy { .. } | SloError::Artifact(_) => crate::exit::Exit::InvalidInput,
         }
     }
-
-    /// [`SloError::exit`] as a number (2 or 5), for callers that compare codes.
-    pub fn exit_code(&self) -> u8 {
-        self.exit().code()
-    }
 }
 
 /// A run's joined vLLM spans (docs/report.md §6.3.5), keyed by the string form

@@ -168,7 +168,7 @@ mod tests {
         let rec = record(p.to_record(), Value::Null);
         let e = select(None, &[&rec, &rec]).unwrap_err();
         assert_eq!(
-            (e.to_string(), e.exit_code()),
+            (e.to_string(), e.exit().code()),
             (
                 "the artifact holds 2 infer.slo records; expected one".into(),
                 5
@@ -189,7 +189,7 @@ mod tests {
         live["interval"] = json!({"kind": "sliding", "seconds": 1234567.0});
         let e = select(None, &[&record(live, Value::Null)]).unwrap_err();
         assert_eq!(
-            (e.to_string(), e.exit_code()),
+            (e.to_string(), e.exit().code()),
             (
                 "the artifact's infer.slo record: a sliding interval of 1.23457e+06 s is judged online by a watcher; \
                  profile and analyze judge each case over its whole rate interval"

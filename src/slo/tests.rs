@@ -276,13 +276,13 @@ fn slo_file_with_other_flags_is_a_usage_error() {
     std::fs::write(&path, "{}").unwrap();
     let shown = path.to_string_lossy().into_owned();
     let e = parse_flags(&["ttft:5".into(), shown.clone()]).unwrap_err();
-    assert_eq!(e.exit_code(), 2);
+    assert_eq!(e.exit().code(), 2);
     assert!(e
         .to_string()
         .ends_with(": a policy file must be the only --slo value"));
     let e = parse_flags(std::slice::from_ref(&shown)).unwrap_err();
     assert_eq!(
-        (e.to_string(), e.exit_code()),
+        (e.to_string(), e.exit().code()),
         (
             format!("SLO policy {shown}: format must be 'stormlog.infer.slo'"),
             5
@@ -292,7 +292,7 @@ fn slo_file_with_other_flags_is_a_usage_error() {
         SloError::slo_and_slo_file().to_string(),
         "use --slo or --slo-file, not both"
     );
-    assert_eq!(SloError::slo_and_slo_file().exit_code(), 2);
+    assert_eq!(SloError::slo_and_slo_file().exit().code(), 2);
 }
 
 #[test]
