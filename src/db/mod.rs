@@ -4,6 +4,7 @@
 //! forward-only migrations in `migrations/`, tracked by `PRAGMA user_version`,
 //! in one transaction. A database written by a newer stormlog is refused.
 //! Every connection gets stormlog's SQL functions (`functions`).
+pub mod encode;
 pub mod execution;
 pub mod export;
 pub mod failure;
@@ -14,6 +15,7 @@ pub mod pack;
 pub mod raw;
 pub mod read;
 pub mod runs;
+pub mod scan;
 pub mod store;
 pub mod tables;
 

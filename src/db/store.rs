@@ -8,8 +8,8 @@ use super::pack::{self, Fields, Packer};
 use super::raw::{Binder, Insert, Select};
 use super::tables::{self, split, TableSpec, TABLES};
 use super::DbError;
-use crate::ingest::decode::Contexts;
-use crate::ingest::fast::{Field, Row};
+use crate::model::transport::Contexts;
+use crate::db::encode::{Field, Row};
 use crate::model::{Request, RunData, Scalar, Sym, SystemSample};
 use crate::sql::{self, Query};
 
@@ -439,7 +439,7 @@ impl<'c> Writer<'c> {
     }
 
     /// Stores a record that took the general path: encoded into the same
-    /// [`Row`](crate::ingest::fast::Row) the fast path builds, then stored by [`Writer::row`].
+    /// [`Row`](crate::db::encode::Row) the fast path builds, then stored by [`Writer::row`].
     pub fn record(
         &mut self,
         seq: i64,
@@ -451,7 +451,7 @@ impl<'c> Writer<'c> {
 }
 
 /// A record that took the general path, encoded into the same
-/// [`Row`](crate::ingest::fast::Row) the fast path builds.
+/// [`Row`](crate::db::encode::Row) the fast path builds.
 fn row_of(seq: i64, raw: &Map<String, Value>, transport: bool) -> Row {
     match table_for(raw, transport) {
         None => Row {
@@ -716,15 +716,15 @@ pub fn move_to_typed_tables(conn: &Connection, event_types: &[&str]) -> Result<u
             // marked string (pyjson's sentinels): only that path reads it so.
             let marked = body.contains("\\u0001");
             let prepared = match marked {
-                false => crate::ingest::fast::prepare(body),
+                false => crate::db::encode::prepare(body),
                 true => match crate::pyjson::parse(&body) {
-                    Ok(v) => crate::ingest::fast::Prepared::Value(v),
+                    Ok(v) => crate::db::encode::Prepared::Value(v),
                     Err(_) => continue,
                 },
             };
             let row = match prepared {
-                crate::ingest::fast::Prepared::Row(row) => *row,
-                crate::ingest::fast::Prepared::Value(Value::Object(raw)) => {
+                crate::db::encode::Prepared::Row(row) => *row,
+                crate::db::encode::Prepared::Value(Value::Object(raw)) => {
                     // (Whether it came by the transport matters only to
                     // `infer.request`, which is not moved.)
                     row_of(seq, &raw, false)

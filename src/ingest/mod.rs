@@ -4,11 +4,8 @@
 //! `infer.telemetry_sample` makes it server telemetry, anything else is read as
 //! a client artifact (artifact.md). Bad input changes nothing: the transaction
 //! is rolled back and the error names the file and the line.
-pub mod decode;
-pub mod fast;
 pub mod lines;
 pub mod peers;
-pub mod scan;
 pub mod spans;
 pub mod telemetry;
 pub mod words;
@@ -20,6 +17,10 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use serde_json::{Map, Value};
 
+/// The context transport decoder, kept at its old path for its callers.
+pub use crate::model::transport as decode;
+
+use crate::db::encode as fast;
 use crate::db::store::Writer;
 use crate::db::DbError;
 use crate::pyjson;

@@ -1,4 +1,4 @@
-//! The artifact decoding pipeline (artifact.md §1.1): the compact context
+//! The compact context transport of an artifact (artifact.md §1.1): the
 //! transport of schema version 4, and validation of the correlation records it
 //! carries (§3.2). Decoded records are plain JSON objects; the raw (transport)
 //! form is what the database keeps, so export gives the file back.
