@@ -365,9 +365,8 @@ pub fn run(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Result
         Command::CollectServer(a)
         | Command::Infer {
             command: InferCommand::CollectServer(a),
-        } => {
-            crate::collector::run(&a, out, err).map_err(|e| CliError::new(e.exit(), e.to_string()))
-        }
+        } => crate::collector::run(&a, &crate::db::telemetry::open_live_sink, out, err)
+            .map_err(|e| CliError::new(e.exit(), e.to_string())),
     }
 }
 

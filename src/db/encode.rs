@@ -496,8 +496,8 @@ fn fast(line: &str, members: &[scan::Member], shapes: &mut Shapes) -> Option<Row
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::*;
     use super::super::tables::{rebuild, split};
+    use super::*;
 
     /// The fast path stores exactly what the general path stores.
     fn same_as_general(line: &str) {

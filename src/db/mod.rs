@@ -11,6 +11,7 @@ pub mod failure;
 pub mod functions;
 pub mod history;
 pub mod imports;
+pub mod ingest;
 pub mod pack;
 pub mod raw;
 pub mod read;
@@ -18,6 +19,7 @@ pub mod runs;
 pub mod scan;
 pub mod store;
 pub mod tables;
+pub mod telemetry;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -8,8 +8,8 @@ use super::pack::{self, Fields, Packer};
 use super::raw::{Binder, Insert, Select};
 use super::tables::{self, split, TableSpec, TABLES};
 use super::DbError;
-use crate::model::transport::Contexts;
 use crate::db::encode::{Field, Row};
+use crate::model::transport::Contexts;
 use crate::model::{Request, RunData, Scalar, Sym, SystemSample};
 use crate::sql::{self, Query};
 
