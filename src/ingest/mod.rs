@@ -7,6 +7,8 @@
 pub mod lines;
 pub mod peers;
 pub mod spans;
+#[cfg(test)]
+mod store_tests;
 pub mod telemetry;
 pub mod words;
 
