@@ -195,7 +195,7 @@ fn an_edit_made_with_sql_drops_the_pack() {
     let dir = tempfile::tempdir().unwrap();
     let (conn, run) = packed_run(dir.path());
     assert!(has_pack(&conn, &run));
-    use rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER;
+    use crate::db::DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER;
     assert!(conn.db_config(SQLITE_DBCONFIG_ENABLE_TRIGGER).unwrap());
     conn.execute(
         "UPDATE requests SET ttft_ms = 99.0 WHERE request_id = 'r2'",
@@ -373,7 +373,7 @@ fn a_pack_missing_a_segment_or_miscounted_is_passed_over() {
 fn a_pack_past_the_ends_of_the_rows_is_passed_over() {
     let dir = tempfile::tempdir().unwrap();
     let (conn, run) = packed_run(dir.path());
-    use rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER;
+    use crate::db::DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER;
     conn.set_db_config(SQLITE_DBCONFIG_ENABLE_TRIGGER, false)
         .unwrap();
     let ids = |conn: &Connection| -> Vec<String> {
@@ -461,4 +461,114 @@ fn an_ingest_without_digest_stores_the_same_run() {
         loaded.push((done.run_id, format!("{:?}", data.requests)));
     }
     assert_eq!(loaded[0], loaded[1]);
+}
+
+/// Writes a database at `path` as schema version `version` left it, with
+/// the rows `rows` (SQL) in it.
+fn old_database(path: &std::path::Path, version: usize, rows: &str) {
+    let mut conn = Connection::open(path).unwrap();
+    let tx = conn.transaction().unwrap();
+    for (_, sql) in &crate::db::MIGRATIONS[..version] {
+        tx.execute_batch(sql).unwrap();
+    }
+    tx.pragma_update(None, "user_version", version as i64)
+        .unwrap();
+    tx.execute_batch(rows).unwrap();
+    tx.commit().unwrap();
+}
+
+/// Records stored whole by schema 8 move to their typed tables when the
+/// database is migrated: the rows are those an ingest writes now, the
+/// values no column keeps stay in `extra`, and export gives every
+/// record back as it was.
+#[test]
+fn dispatch_and_first_content_records_of_schema_8_move_to_their_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = [
+        r#"{"event_type": "infer.session", "schema_version": 1, "session_id": "s", "status": "running", "timestamp_ns": 1}"#,
+        r#"{"case_id": "c", "event_type": "infer.dispatch", "intended_at_ns": 10, "phase": "measured", "request_id": "r0", "schema_version": 1, "session_id": "s", "started_at_ns": 11, "timestamp_ns": 11, "x_request_id": "x0"}"#,
+        r#"{"case_id": 7, "event_type": "infer.dispatch", "intended_at_ns": 123456789012345678901234567890, "note": [1, {"a": null}], "phase": null, "request_id": "NaN", "schema_version": "1", "started_at_ns": 1.5, "timestamp_ns": -3}"#,
+        r#"{"case_id": "c", "event_type": "infer.first_content", "first_content_at_ns": 12, "phase": "measured", "request_id": "r0", "schema_version": 1, "session_id": "s", "timestamp_ns": 12, "x_request_id": "x0"}"#,
+        r#"{"event_type": "infer.first_content", "first_content_at_ns": true, "x_request_id": ""}"#,
+        r#"{"event_type": "infer.summary", "schema_version": 1, "summary": {}}"#,
+    ];
+    let artifact = dir.path().join("a.jsonl");
+    std::fs::write(&artifact, lines.join("\n") + "\n").unwrap();
+    // Today's ingest of the file.
+    let fresh_path = dir.path().join("fresh.db");
+    let mut fresh = crate::db::open(&fresh_path, crate::db::Mode::ReadWrite).unwrap();
+    crate::ingest::ingest_path(&mut fresh, &artifact, &Default::default()).unwrap();
+    // Schema 8's rows of the same file: only the session was typed.
+    let old = dir.path().join("v8.db");
+    let mut rows = String::from(
+        "INSERT INTO runs (run_id, ingested_at) VALUES ('s', 'now');
+         INSERT INTO sessions (run_id, seq, schema_version, session_id, status, timestamp_ns)
+         VALUES ('s', 0, 1, 's', 'running', 1);",
+    );
+    for (seq, line) in lines.iter().enumerate().skip(1) {
+        let et = crate::pyjson::parse(line).unwrap()["event_type"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        rows.push_str(&format!(
+            "INSERT INTO records (run_id, seq, event_type, body) VALUES ('s', {seq}, '{et}', '{line}');"
+        ));
+    }
+    old_database(&old, 8, &rows);
+    let conn = crate::db::open(&old, crate::db::Mode::ReadWrite).unwrap();
+    let v: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, crate::db::SCHEMA_VERSION);
+    let all = |c: &Connection, table: &str| -> Vec<Vec<crate::db::SqlValue>> {
+        let mut stmt = c
+            .prepare(&format!("SELECT * FROM {table} ORDER BY run_id, seq"))
+            .unwrap();
+        let n = stmt.column_count();
+        stmt.query_map([], |r| (0..n).map(|i| r.get(i)).collect())
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    for table in ["dispatches", "first_contents"] {
+        assert_eq!(all(&conn, table), all(&fresh, table), "{table}");
+        assert_eq!(all(&conn, table).len(), 2, "{table}");
+    }
+    let left: Vec<(i64, String)> = conn
+        .prepare("SELECT seq, body FROM records ORDER BY seq")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(left, [(5, lines[5].to_owned())]);
+    let extra: String = conn
+        .query_row("SELECT extra FROM dispatches WHERE seq = 2", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    let extra: serde_json::Value = crate::pyjson::parse(&extra).unwrap();
+    for key in [
+        "case_id",
+        "intended_at_ns",
+        "note",
+        "schema_version",
+        "started_at_ns",
+    ] {
+        assert!(extra.get(key).is_some(), "{key}: {extra}");
+    }
+    // Every record comes back as it was read, in file order.
+    let back = crate::db::store::raw_records(&conn, "s").unwrap();
+    let seqs: Vec<i64> = back.iter().map(|(s, _)| *s).collect();
+    assert_eq!(seqs, [0, 1, 2, 3, 4, 5]);
+    for ((_, got), line) in back.iter().zip(lines) {
+        assert_eq!(
+            crate::pyjson::dumps_compact(got),
+            crate::pyjson::dumps_compact(&crate::pyjson::parse(line).unwrap())
+        );
+    }
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
 }
