@@ -581,7 +581,7 @@ fn write_container<'a>(
 /// Python's `ensure_ascii` string encoding: short escapes for the usual
 /// controls, `\u00XX` (lowercase) for other controls, DEL and non-ASCII,
 /// surrogate pairs above U+FFFF; `/` stays as is.
-fn write_json_string(out: &mut String, s: &str) {
+pub fn write_json_string(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
         match c {

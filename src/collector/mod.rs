@@ -157,8 +157,10 @@ pub fn run_with(
     }
     let identity = ServerIdentity {
         host: host.host.clone(),
-        pid: process.pid(),
-        process_start_ns: process.start_ns().map_err(CollectError::ProcessStart)?,
+        pid: i64::from(process.pid()),
+        // (A start past the year 2262 does not fit; the identity refuses 0.)
+        process_start_ns: i64::try_from(process.start_ns().map_err(CollectError::ProcessStart)?)
+            .unwrap_or(0),
         device_uuid: gpu.as_ref().map(|g| g.device_uuid().to_string()),
         gpu_instance_id: gpu
             .as_ref()
