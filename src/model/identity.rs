@@ -1,10 +1,11 @@
-//! The server identity every telemetry sample carries (the telemetry spec,
-//! docs in `telemetry.md` §2.2 and §5.3): one record for the collector that
-//! writes it and the loader that reads it, its validation in the reference's
-//! order, its rendering, and the wall-clock domain it names (§A).
+//! The server identity every telemetry sample carries (the reference's
+//! `stormlog.infer.telemetry.ServerIdentity`): one record for the collector
+//! that writes it and the loader that reads it, its validation in the
+//! reference's order (`ServerIdentity.__post_init__`), its rendering, and the
+//! wall-clock domain it names.
 use serde_json::{Map, Value};
 
-/// Suffix of every wall-clock domain name (§A.1).
+/// Suffix of every wall-clock domain name.
 pub const WALL_CLOCK: &str = "unix_epoch_ns";
 
 /// A server identity was refused; the messages are the reference's.
@@ -30,7 +31,7 @@ pub enum IdentityError {
     RankNotBelowWorldSize,
 }
 
-/// The group-membership rule (§2.2): a declared member has a rank in
+/// The group-membership rule: a declared member has a rank in
 /// `0..world_size`. `rank >= 0` is the identity's own check, not this one.
 pub fn validate_group(
     group_id: Option<&str>,
@@ -102,7 +103,7 @@ impl ServerIdentity {
         validate_group(self.group_id.as_deref(), self.rank, self.world_size)
     }
 
-    /// The wall clock this identity's timestamps are on (§2.5).
+    /// The wall clock this identity's timestamps are on.
     pub fn clock_domain(&self) -> String {
         wall_clock_domain(&self.host, self.boot_id.as_deref())
     }
@@ -130,7 +131,7 @@ impl ServerIdentity {
 }
 
 /// `"{host}/{boot_id}/unix_epoch_ns"`, or `"{host}/unix_epoch_ns"` when the
-/// host has no boot ID (§A.1).
+/// host has no boot ID.
 pub fn wall_clock_domain(host: &str, boot_id: Option<&str>) -> String {
     match boot_id {
         Some(boot) if !boot.is_empty() => format!("{host}/{boot}/{WALL_CLOCK}"),

@@ -4,7 +4,8 @@
 //! and the writer that stores it; binding to SQLite is the database's part.
 use serde_json::Value;
 
-/// Run-level facts a line contributes (artifact.md §3.1, §3.3).
+/// Run-level facts a line contributes (from its `infer.session` or
+/// `infer.artifact` record).
 #[derive(Debug, Default, Clone)]
 pub struct LineFacts {
     pub is_session: bool,

@@ -62,9 +62,10 @@ pub struct Writer<'c> {
     keep_all: bool,
 }
 
-/// What no report reads (artifact.md §3.7): `infer.first_content`,
-/// `infer.phase_start`, `infer.summary`. A scratch database for one report
-/// leaves them out; a kept one stores them like every record.
+/// What no report reads (no analysis pass reads these record types):
+/// `infer.first_content`, `infer.phase_start`, `infer.summary`. A scratch
+/// database for one report leaves them out; a kept one stores them like
+/// every record.
 pub(super) fn unread_by_report(row: &Row) -> bool {
     let event_type = match row.table {
         Some(t) => Some(TABLES[t].event_type),
