@@ -1,7 +1,7 @@
 //! The read floor: what every analyzer of an artifact must do, and nothing else.
 //!
 //! Reads the whole file, finds its lines, checks each is UTF-8 and walks every
-//! line's keys and values with stormlog's own scanner (`ingest::scan`), on all
+//! line's keys and values with stormlog's own scanner (`db::scan`), on all
 //! cores. No decoding into records, no database, no analysis. `bench/run.sh`
 //! states analyze and ingest as multiples of this figure.
 //!
@@ -14,7 +14,7 @@
 //! newline found) and `floor` (read, lines, UTF-8 and every member scanned).
 use rayon::prelude::*;
 use std::time::Instant;
-use stormlog::ingest::scan::{members_shaped, Shape};
+use stormlog::db::scan::{members_shaped, Shape};
 
 /// Lines of `bytes` in about `parts` pieces, each cut at a newline.
 fn pieces(bytes: &[u8], parts: usize) -> Vec<&[u8]> {

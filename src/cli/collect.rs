@@ -91,8 +91,7 @@ impl From<CollectArgs> for RawOptions {
 
 /// Runs `collect-server`.
 pub fn run(a: CollectArgs, out: &mut dyn Write, err: &mut dyn Write) -> crate::ops::Result<Exit> {
-    crate::collector::run(&a.into(), out, err)
-        .map_err(|e| crate::ops::Error::new(e.exit(), e.to_string()))
+    crate::ops::collect::run(&a.into(), out, err)
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@
 //! command; [`run_with`] is the same with the sources and clock supplied.
 
 use std::io::Write;
+use std::path::Path;
 use std::sync::OnceLock;
 
 pub mod args;
@@ -69,6 +70,14 @@ impl CollectError {
     }
 }
 
+/// Opens the sink of `collect-server --db`: given the database path, the
+/// run id, the output path and the file's sink, a sink that writes the file
+/// and stores each poll in the database, or why it cannot. The caller
+/// supplies it: the database adapter lives above the collector
+/// (`db::telemetry::open_live_sink`).
+pub type DbSinkOpener<'a> =
+    &'a dyn Fn(&Path, &str, &Path, JsonlSink) -> Result<Box<dyn SampleSink>, String>;
+
 /// The stop flag SIGINT and SIGTERM set. The handler is installed once per
 /// process (the `ctrlc` crate allows no more) and stays: the command ends
 /// right after collection, so restoring the old disposition buys nothing.
@@ -88,9 +97,10 @@ fn signal_stop_flag() -> Result<StopFlag, CollectError> {
 /// unless `--no-gpu`, then collects until a stop reason, printing what the
 /// reference prints. Returns the exit status of a completed collection;
 /// start-up and write failures come back as [`CollectError`] for the caller
-/// to print. `--db` is accepted but not yet used.
+/// to print. `--db` stores the polls through `db_sink`.
 pub fn run(
     args: &RawOptions,
+    db_sink: DbSinkOpener<'_>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Exit, CollectError> {
@@ -120,6 +130,7 @@ pub fn run(
         gpu.as_mut().map(|g| g as &mut dyn GpuSource),
         &mut SystemClock::new(),
         &stop,
+        db_sink,
         out,
         err,
     )
@@ -135,6 +146,7 @@ pub fn run_with(
     mut gpu: Option<&mut dyn GpuSource>,
     clock: &mut dyn Clock,
     stop: &StopFlag,
+    db_sink: DbSinkOpener<'_>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Exit, CollectError> {
@@ -145,8 +157,10 @@ pub fn run_with(
     }
     let identity = ServerIdentity {
         host: host.host.clone(),
-        pid: process.pid(),
-        process_start_ns: process.start_ns().map_err(CollectError::ProcessStart)?,
+        pid: i64::from(process.pid()),
+        // (A start past the year 2262 does not fit; the identity refuses 0.)
+        process_start_ns: i64::try_from(process.start_ns().map_err(CollectError::ProcessStart)?)
+            .unwrap_or(0),
         device_uuid: gpu.as_ref().map(|g| g.device_uuid().to_string()),
         gpu_instance_id: gpu
             .as_ref()
@@ -167,10 +181,9 @@ pub fn run_with(
     let file = JsonlSink::create(&options.output)?;
     let mut sink: Box<dyn output::SampleSink> = match &options.db {
         None => Box::new(file),
-        Some(db) => Box::new(
-            crate::ingest::telemetry::LiveSink::open(db, &options.run_id, &options.output, file)
-                .map_err(|e| CollectError::Database(e.to_string()))?,
-        ),
+        Some(db) => {
+            db_sink(db, &options.run_id, &options.output, file).map_err(CollectError::Database)?
+        }
     };
     let mut result = collect(&config, process, gpu, clock, sink.as_mut(), stop)?;
     drop(sink);

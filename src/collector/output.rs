@@ -193,33 +193,7 @@ fn identity_json(identity: &ServerIdentity) -> String {
     )
 }
 
-/// A JSON string literal as Python's `json.dumps` writes it with
-/// `ensure_ascii`: only printable ASCII is kept; everything else is a
-/// short escape or `\uXXXX` (lower-case hex, surrogate pairs above U+FFFF).
-pub fn json_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            ' '..='~' => out.push(c),
-            _ => {
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    let _ = write!(out, "\\u{unit:04x}");
-                }
-            }
-        }
-    }
-    out.push('"');
-    out
-}
+pub use crate::py::json::json_string;
 
 /// Writing a poll failed; names the file so the user knows where.
 #[derive(Debug, thiserror::Error)]

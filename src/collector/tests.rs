@@ -67,6 +67,7 @@ fn run_fake(
         gpu.map(|g| g as &mut dyn GpuSource),
         clock,
         &StopFlag::new(),
+        &|_, _, _, file| Ok(Box::new(file) as Box<dyn SampleSink>),
         &mut out,
         &mut err,
     );
@@ -311,7 +312,12 @@ fn error_statuses() {
 /// Runs the real command; returns (status or error, stdout, stderr).
 fn run_real(argv: &[&str]) -> Outcome {
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let result = run(&args(argv), &mut out, &mut err);
+    let result = run(
+        &args(argv),
+        &|_, _, _, file| Ok(Box::new(file) as Box<dyn SampleSink>),
+        &mut out,
+        &mut err,
+    );
     Outcome {
         result,
         out: String::from_utf8(out).unwrap(),

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::DbError;
 use crate::analysis::execution as exec;
-use crate::ingest::decode::Contexts;
+use crate::model::transport::Contexts;
 use crate::sql;
 
 /// A 128-bit hash of a comparison key, by two fixed seeds.

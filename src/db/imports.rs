@@ -12,8 +12,8 @@ use serde_json::Value;
 use super::store::Writer;
 use super::tables::{field_index, Col, TABLES};
 use super::DbError;
+use crate::db::encode::{self as fast, Field, Prepared, Row};
 use crate::import::{artifact, Import, Provenance, Request};
-use crate::ingest::fast::{self, Field, Prepared, Row};
 use crate::sql;
 
 /// One original file to keep.

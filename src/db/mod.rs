@@ -7,18 +7,22 @@
 pub mod adhoc;
 pub mod admin;
 pub mod compare_read;
+pub mod encode;
 pub mod execution;
 pub mod export;
 pub mod failure;
 pub mod functions;
 pub mod history;
 pub mod imports;
+pub mod ingest;
 pub mod pack;
 pub mod raw;
 pub mod read;
 pub mod runs;
+pub mod scan;
 pub mod store;
 pub mod tables;
+pub mod telemetry;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -26,11 +30,14 @@ use std::time::Duration;
 /// An open project database: the handle callers above `db` pass back to it.
 pub use rusqlite::Connection;
 use rusqlite::OpenFlags;
+/// SQLite types the round-trip tests outside `db` compare and switch.
+#[cfg(test)]
+pub(crate) use rusqlite::{config::DbConfig, types::Value as SqlValue};
 
 use crate::sql::Query;
 
 /// The migrations, in order; `user_version` is the number applied.
-const MIGRATIONS: &[(&str, &str)] = &[
+pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0001_initial",
         include_str!("../../migrations/0001_initial.sql"),
@@ -451,7 +458,6 @@ fn pack_every_run(conn: &Connection) -> Result<(), DbError> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::pyjson;
 
     #[test]
     fn every_registered_query_prepares() {
@@ -488,102 +494,6 @@ mod tests {
             .unwrap();
         tx.execute_batch(rows).unwrap();
         tx.commit().unwrap();
-    }
-
-    /// Records stored whole by schema 8 move to their typed tables when the
-    /// database is migrated: the rows are those an ingest writes now, the
-    /// values no column keeps stay in `extra`, and export gives every
-    /// record back as it was.
-    #[test]
-    fn dispatch_and_first_content_records_of_schema_8_move_to_their_tables() {
-        let dir = tempfile::tempdir().unwrap();
-        let lines = [
-            r#"{"event_type": "infer.session", "schema_version": 1, "session_id": "s", "status": "running", "timestamp_ns": 1}"#,
-            r#"{"case_id": "c", "event_type": "infer.dispatch", "intended_at_ns": 10, "phase": "measured", "request_id": "r0", "schema_version": 1, "session_id": "s", "started_at_ns": 11, "timestamp_ns": 11, "x_request_id": "x0"}"#,
-            r#"{"case_id": 7, "event_type": "infer.dispatch", "intended_at_ns": 123456789012345678901234567890, "note": [1, {"a": null}], "phase": null, "request_id": "NaN", "schema_version": "1", "started_at_ns": 1.5, "timestamp_ns": -3}"#,
-            r#"{"case_id": "c", "event_type": "infer.first_content", "first_content_at_ns": 12, "phase": "measured", "request_id": "r0", "schema_version": 1, "session_id": "s", "timestamp_ns": 12, "x_request_id": "x0"}"#,
-            r#"{"event_type": "infer.first_content", "first_content_at_ns": true, "x_request_id": ""}"#,
-            r#"{"event_type": "infer.summary", "schema_version": 1, "summary": {}}"#,
-        ];
-        let artifact = dir.path().join("a.jsonl");
-        std::fs::write(&artifact, lines.join("\n") + "\n").unwrap();
-        // Today's ingest of the file.
-        let fresh_path = dir.path().join("fresh.db");
-        let mut fresh = open(&fresh_path, Mode::ReadWrite).unwrap();
-        crate::ingest::ingest_path(&mut fresh, &artifact, &Default::default()).unwrap();
-        // Schema 8's rows of the same file: only the session was typed.
-        let old = dir.path().join("v8.db");
-        let mut rows = String::from(
-            "INSERT INTO runs (run_id, ingested_at) VALUES ('s', 'now');
-             INSERT INTO sessions (run_id, seq, schema_version, session_id, status, timestamp_ns)
-             VALUES ('s', 0, 1, 's', 'running', 1);",
-        );
-        for (seq, line) in lines.iter().enumerate().skip(1) {
-            let et = pyjson::parse(line).unwrap()["event_type"]
-                .as_str()
-                .unwrap()
-                .to_owned();
-            rows.push_str(&format!(
-                "INSERT INTO records (run_id, seq, event_type, body) VALUES ('s', {seq}, '{et}', '{line}');"
-            ));
-        }
-        old_database(&old, 8, &rows);
-        let conn = open(&old, Mode::ReadWrite).unwrap();
-        let v: i64 = conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .unwrap();
-        assert_eq!(v, SCHEMA_VERSION);
-        let all = |c: &Connection, table: &str| -> Vec<Vec<rusqlite::types::Value>> {
-            let mut stmt = c
-                .prepare(&format!("SELECT * FROM {table} ORDER BY run_id, seq"))
-                .unwrap();
-            let n = stmt.column_count();
-            stmt.query_map([], |r| (0..n).map(|i| r.get(i)).collect())
-                .unwrap()
-                .collect::<Result<_, _>>()
-                .unwrap()
-        };
-        for table in ["dispatches", "first_contents"] {
-            assert_eq!(all(&conn, table), all(&fresh, table), "{table}");
-            assert_eq!(all(&conn, table).len(), 2, "{table}");
-        }
-        let left: Vec<(i64, String)> = conn
-            .prepare("SELECT seq, body FROM records ORDER BY seq")
-            .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        assert_eq!(left, [(5, lines[5].to_owned())]);
-        let extra: String = conn
-            .query_row("SELECT extra FROM dispatches WHERE seq = 2", [], |r| {
-                r.get(0)
-            })
-            .unwrap();
-        let extra: serde_json::Value = pyjson::parse(&extra).unwrap();
-        for key in [
-            "case_id",
-            "intended_at_ns",
-            "note",
-            "schema_version",
-            "started_at_ns",
-        ] {
-            assert!(extra.get(key).is_some(), "{key}: {extra}");
-        }
-        // Every record comes back as it was read, in file order.
-        let back = store::raw_records(&conn, "s").unwrap();
-        let seqs: Vec<i64> = back.iter().map(|(s, _)| *s).collect();
-        assert_eq!(seqs, [0, 1, 2, 3, 4, 5]);
-        for ((_, got), line) in back.iter().zip(lines) {
-            assert_eq!(
-                pyjson::dumps_compact(got),
-                pyjson::dumps_compact(&pyjson::parse(line).unwrap())
-            );
-        }
-        let check: String = conn
-            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(check, "ok");
     }
 
     #[test]

@@ -4,12 +4,11 @@
 //! `infer.telemetry_sample` makes it server telemetry, anything else is read as
 //! a client artifact (artifact.md). Bad input changes nothing: the transaction
 //! is rolled back and the error names the file and the line.
-pub mod decode;
-pub mod fast;
 pub mod lines;
 pub mod peers;
-pub mod scan;
 pub mod spans;
+#[cfg(test)]
+mod store_tests;
 pub mod telemetry;
 pub mod words;
 
@@ -17,13 +16,16 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use serde_json::{Map, Value};
 
+/// The context transport decoder, kept at its old path for its callers.
+pub use crate::model::transport as decode;
+
+use crate::db::encode as fast;
+use crate::db::ingest::{without_triggers, ArtifactRun, ArtifactTx};
 use crate::db::store::Writer;
-use crate::db::DbError;
+use crate::db::{Connection, DbError};
 use crate::pyjson;
-use crate::sql;
 use decode::{Contexts, Line};
 use lines::Lines;
 
@@ -184,13 +186,7 @@ pub fn ingest_path(
     }
 }
 
-pub(crate) fn now_utc() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    crate::util::iso8601_utc(secs)
-}
+pub(crate) use crate::db::ingest::now_utc;
 
 /// Run-level facts gathered while streaming.
 #[derive(Default)]
@@ -361,17 +357,7 @@ pub fn ingest_artifact(
     path: &Path,
     opts: &Options,
 ) -> Result<Ingested, IngestError> {
-    use rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER as TRIGGERS;
-    let config = |e: rusqlite::Error| DbError::Other(format!("cannot switch triggers: {e}"));
-    // (set_db_config answers the setting after the change, not before it.)
-    let was = conn.db_config(TRIGGERS).map_err(config)?;
-    conn.set_db_config(TRIGGERS, false).map_err(config)?;
-    let done = write_artifact(conn, path, opts);
-    // Restored whatever happened (a failed ingest has rolled back).
-    let restored = conn.set_db_config(TRIGGERS, was);
-    let done = done?;
-    restored.map_err(config)?;
-    Ok(done)
+    without_triggers(conn, |conn| write_artifact(conn, path, opts))
 }
 
 fn write_artifact(
@@ -383,9 +369,7 @@ fn write_artifact(
     let total = file.metadata().map(|m| m.len()).unwrap_or(0);
     let bar = crate::util::progress_bar(opts.progress, total, path);
     let digest = !opts.skip_digest;
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(DbError::query(&sql::INGEST_INSERT_RUN))?;
+    let tx = ArtifactTx::begin(conn)?;
     // Two queued batches (see BATCH_LINES).
     let (send, recv) = std::sync::mpsc::sync_channel::<Batch>(2);
     let reader = std::thread::spawn(move || read_batches(file, digest, bar, send));
@@ -450,7 +434,7 @@ fn write_artifact(
                         let buffered = std::mem::take(buf);
                         sink = start_run(&tx, path, &run_id, opts, &mut outcome)?;
                         if matches!(sink, Sink::Write) {
-                            let mut w = Writer::new(&tx, &run_id)?.report_only(opts.analyze);
+                            let mut w = tx.writer(&run_id)?.report_only(opts.analyze);
                             for p in buffered {
                                 write_pending(&mut w, p)?;
                             }
@@ -519,7 +503,7 @@ fn write_artifact(
         let buffered = std::mem::take(buf);
         sink = start_run(&tx, path, &run_id, opts, &mut outcome)?;
         if matches!(sink, Sink::Write) {
-            let mut w = Writer::new(&tx, &run_id)?.report_only(opts.analyze);
+            let mut w = tx.writer(&run_id)?.report_only(opts.analyze);
             for p in buffered {
                 write_pending(&mut w, p)?;
             }
@@ -555,25 +539,19 @@ fn write_artifact(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    tx.execute(
-        sql::INGEST_INSERT_RUN.sql,
-        rusqlite::named_params! {
-            ":run_id": run_id,
-            ":session_id": facts.session_id,
-            ":started_at_ns": facts.started_at_ns,
-            ":model": facts.model,
-            ":endpoint": facts.endpoint,
-            ":artifact_name": name,
-            ":artifact_sha256": sha,
-            ":artifact_bytes": bytes as i64,
-            ":record_count": seq,
-            ":line_count": line_count as i64,
-            ":ingested_at": now_utc(),
-        },
-    )
-    .map_err(DbError::query(&sql::INGEST_INSERT_RUN))?;
-    tx.commit()
-        .map_err(DbError::query(&sql::INGEST_INSERT_RUN))?;
+    tx.commit_run(&ArtifactRun {
+        run_id: &run_id,
+        session_id: facts.session_id.as_deref(),
+        started_at_ns: facts.started_at_ns,
+        model: facts.model.as_deref(),
+        endpoint: facts.endpoint.as_deref(),
+        artifact_name: &name,
+        artifact_sha256: sha.as_deref(),
+        artifact_bytes: bytes as i64,
+        record_count: seq,
+        line_count: line_count as i64,
+        ingested_at: &now_utc(),
+    })?;
     Ok(Ingested {
         kind: Kind::Artifact,
         run_id,
@@ -585,28 +563,17 @@ fn write_artifact(
 
 /// Decides, once the run id is known, whether rows are written or skipped.
 fn start_run(
-    conn: &Connection,
+    tx: &ArtifactTx<'_>,
     path: &Path,
     run_id: &str,
     opts: &Options,
     outcome: &mut Outcome,
 ) -> Result<Sink, IngestError> {
-    let existing: Option<(Option<String>, Option<String>)> = conn
-        .query_row(
-            sql::RUNS_FIND.sql,
-            rusqlite::named_params! {":run_id": run_id},
-            |r| Ok((r.get(1)?, r.get(2)?)),
-        )
-        .optional()
-        .map_err(DbError::query(&sql::RUNS_FIND))?;
+    let existing = tx.existing_run(run_id)?;
     match existing {
         // A run created by telemetry alone has no artifact yet: fill it in.
         None | Some((None, _)) => {
-            conn.execute(
-                sql::INGEST_INSERT_PLACEHOLDER_RUN.sql,
-                rusqlite::named_params! {":run_id": run_id, ":ingested_at": now_utc()},
-            )
-            .map_err(DbError::query(&sql::INGEST_INSERT_PLACEHOLDER_RUN))?;
+            tx.insert_placeholder_run(run_id, &now_utc())?;
             Ok(Sink::Write)
         }
         Some((Some(sha), name)) => {
@@ -622,7 +589,7 @@ fn start_run(
                         existing_name: name.unwrap_or_default(),
                     });
                 }
-                delete_artifact_rows(conn, run_id)?;
+                tx.delete_artifact_rows(run_id)?;
                 *outcome = Outcome::Replaced;
                 return Ok(Sink::Write);
             }
@@ -632,15 +599,6 @@ fn start_run(
             })
         }
     }
-}
-
-/// Removes a run's artifact rows but keeps the run and its attached files.
-fn delete_artifact_rows(conn: &Connection, run_id: &str) -> Result<(), IngestError> {
-    for q in sql::DELETE_ARTIFACT {
-        conn.execute(q.sql, rusqlite::named_params! {":run_id": run_id})
-            .map_err(DbError::query(q))?;
-    }
-    Ok(())
 }
 
 fn write_pending(w: &mut Writer, p: Pending) -> Result<(), DbError> {

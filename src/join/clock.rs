@@ -9,7 +9,7 @@ use super::telemetry::{
     is_boot_qualified, missing_arguments, py_type_name, strict_int, wall_clock_domain, IntVal,
 };
 use super::JoinError;
-use crate::ingest::decode::{is_context_key, CONTEXT_OPTIONAL, CONTEXT_REQUIRED};
+use crate::model::transport::{is_context_key, CONTEXT_OPTIONAL, CONTEXT_REQUIRED};
 
 /// Event ID of the in-memory alignment built from the clock flags.
 pub const CLI_ALIGNMENT_ID: &str = "cli:clock-offset";

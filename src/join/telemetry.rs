@@ -12,50 +12,9 @@ use serde_json::{Map, Value};
 pub const TELEMETRY_SCHEMA_VERSION: i64 = 1;
 /// The one record type of a telemetry artifact.
 pub const TELEMETRY_EVENT_TYPE: &str = "infer.telemetry_sample";
-/// Suffix of every wall-clock domain name.
-pub const WALL_CLOCK: &str = "unix_epoch_ns";
-
-/// Who a collector observed. Two samples belong to one server iff all ten
-/// fields are equal (telemetry.md §2.2).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Identity {
-    pub host: String,
-    pub pid: i64,
-    pub process_start_ns: i64,
-    pub device_uuid: Option<String>,
-    pub gpu_instance_id: Option<String>,
-    pub replica_id: Option<String>,
-    pub rank: Option<i64>,
-    pub boot_id: Option<String>,
-    pub group_id: Option<String>,
-    pub world_size: Option<i64>,
-}
-
-impl Identity {
-    /// The wall clock of this host boot (Appendix A.1).
-    pub fn clock_domain(&self) -> String {
-        wall_clock_domain(&self.host, self.boot_id.as_deref())
-    }
-
-    /// The identity as the reference writes it (`asdict`): all ten keys.
-    pub fn to_json(&self) -> Value {
-        let mut m = Map::new();
-        m.insert("host".into(), Value::from(self.host.clone()));
-        m.insert("pid".into(), Value::from(self.pid));
-        m.insert(
-            "process_start_ns".into(),
-            Value::from(self.process_start_ns),
-        );
-        m.insert("device_uuid".into(), opt_str(&self.device_uuid));
-        m.insert("gpu_instance_id".into(), opt_str(&self.gpu_instance_id));
-        m.insert("replica_id".into(), opt_str(&self.replica_id));
-        m.insert("rank".into(), opt_int(self.rank));
-        m.insert("boot_id".into(), opt_str(&self.boot_id));
-        m.insert("group_id".into(), opt_str(&self.group_id));
-        m.insert("world_size".into(), opt_int(self.world_size));
-        Value::Object(m)
-    }
-}
+/// The server identity, its clock domain and rendering (one record with
+/// the collector's; `Identity` is its old name here).
+pub use crate::model::identity::{wall_clock_domain, ServerIdentity as Identity, WALL_CLOCK};
 
 /// One counter with one owner and one observation scope, at one instant.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -150,15 +109,6 @@ pub fn metric_owner(metric: &str) -> Option<&'static str> {
 /// The four sample states, in the order reports list them.
 pub const STATES: [&str; 4] = ["valid", "missing", "stale", "invalid"];
 const PROVENANCE: [&str; 3] = ["observed", "reported", "estimated"];
-
-/// `"{host}/{boot_id}/unix_epoch_ns"`, or `"{host}/unix_epoch_ns"` without a
-/// (non-empty) boot ID (telemetry.md A.1).
-pub fn wall_clock_domain(host: &str, boot_id: Option<&str>) -> String {
-    match boot_id {
-        Some(boot) if !boot.is_empty() => format!("{host}/{boot}/{WALL_CLOCK}"),
-        _ => format!("{host}/{WALL_CLOCK}"),
-    }
-}
 
 /// Whether a domain names a host boot, not only a host name (A.2).
 pub fn is_boot_qualified(domain: &str) -> bool {

@@ -1,5 +1,8 @@
 //! Record types as the analysis reads them. No I/O, no SQLite, no clap.
+pub mod identity;
 pub mod request;
+pub mod row;
+pub mod transport;
 
 pub use request::{Interner, Request, Scalar, Sym, SystemSample};
 

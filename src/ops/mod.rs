@@ -8,6 +8,7 @@
 //! until they move here.)
 
 pub mod analyze;
+pub mod collect;
 pub mod compare;
 pub mod error;
 pub mod export;

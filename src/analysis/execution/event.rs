@@ -203,9 +203,9 @@ impl<'a> Event<'a> {
         if self.kind != other.kind || (with_id && self.event_id != other.event_id) {
             return false;
         }
-        let context_equal = crate::ingest::decode::CONTEXT_REQUIRED
+        let context_equal = crate::model::transport::CONTEXT_REQUIRED
             .iter()
-            .chain(crate::ingest::decode::CONTEXT_OPTIONAL.iter())
+            .chain(crate::model::transport::CONTEXT_OPTIONAL.iter())
             .all(|k| {
                 pyjson::py_eq(
                     self.context.get(*k).unwrap_or(&Value::Null),
@@ -256,7 +256,7 @@ pub fn is_legacy(record: &Map<String, Value>) -> bool {
 pub fn parse(record: &Map<String, Value>) -> Option<Event<'_>> {
     let kind = Kind::of(record.get("event_type")?.as_str()?)?;
     // The envelope, the context, the known keys, the integers and spans.
-    crate::ingest::decode::validate_correlation(record).ok()?;
+    crate::model::transport::validate_correlation(record).ok()?;
     // What that check leaves to the dataclasses' own checks.
     for k in [
         "request_ref",

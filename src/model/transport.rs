@@ -1,6 +1,8 @@
-//! The artifact decoding pipeline (artifact.md §1.1): the compact context
+//! The compact context transport of an artifact (the reference's
+//! `stormlog.infer.correlation_codec`, `ContextRegistry` and
+//! `CorrelationRecordDecoder`): the
 //! transport of schema version 4, and validation of the correlation records it
-//! carries (§3.2). Decoded records are plain JSON objects; the raw (transport)
+//! carries. Decoded records are plain JSON objects; the raw (transport)
 //! form is what the database keeps, so export gives the file back.
 use std::collections::HashMap;
 
@@ -39,7 +41,7 @@ impl Contexts {
         self.map.iter()
     }
 
-    /// Classifies and validates one parsed line (steps 1–7 of §1.1). Definitions
+    /// Classifies and validates one parsed line (as `CorrelationRecordDecoder` does). Definitions
     /// are registered. Returns the raw record; [`Contexts::expand`] decodes it.
     pub fn accept(&mut self, value: Value) -> Result<Line, String> {
         let Value::Object(raw) = value else {
@@ -151,7 +153,8 @@ fn opt_u64(m: &Map<String, Value>, key: &str) -> Result<(), String> {
     }
 }
 
-/// The keys of a correlation context (artifact.md §3.2.1): the required
+/// The keys of a correlation context (the reference's
+/// `correlation_events.CorrelationContext`): the required
 /// ones, in the order the reference's dataclass declares them, then the
 /// optional ones. The clock-alignment reader checks contexts against these too.
 pub(crate) const CONTEXT_REQUIRED: [&str; 8] = [
@@ -183,7 +186,7 @@ pub(crate) fn is_context_key(key: &str) -> bool {
     CONTEXT_REQUIRED.contains(&key) || CONTEXT_OPTIONAL.contains(&key)
 }
 
-/// A correlation context (artifact.md §3.2.1).
+/// A correlation context (`correlation_events.CorrelationContext`).
 pub fn validate_context(context: &Value) -> Result<(), String> {
     let Some(m) = context.as_object() else {
         return Err("context must be an object".into());
@@ -254,7 +257,7 @@ const REFS: [&str; 8] = [
     "correlation_scope",
 ];
 
-/// A decoded correlation record (artifact.md §3.2).
+/// A decoded correlation record (`correlation_events`).
 pub fn validate_correlation(record: &Map<String, Value>) -> Result<(), String> {
     let event_type = match record.get("event_type") {
         Some(Value::String(s)) if s.starts_with("infer.") => s.as_str(),

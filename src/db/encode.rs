@@ -1,5 +1,6 @@
-//! The fast path of artifact ingest: one line to an encoded row without
-//! building a JSON tree.
+//! Encodes an artifact line for its table (the fast path of ingest, and of
+//! the migration that moves stored bodies into typed tables): one line to a
+//! [`Row`] without building a JSON tree.
 //!
 //! A line is read as a list of (key, raw JSON text) pairs. Fields with a column
 //! are decoded from their raw text; every other field is carried into `extra`
@@ -16,36 +17,13 @@ use rusqlite::types::{Value as Sql, ValueRef};
 use serde_json::Value;
 
 use super::scan::{self, Raw};
+pub use crate::model::row::{Field, LineFacts, Prepared, Row};
 
-use crate::db::tables::{self, same_key, Col, TableSpec, TABLES};
+use super::tables::{self, same_key, Col, TableSpec, TABLES};
 use crate::pyjson;
 
-/// Run-level facts a line contributes (artifact.md §3.1, §3.3).
-#[derive(Debug, Default, Clone)]
-pub struct LineFacts {
-    pub is_session: bool,
-    pub is_request: bool,
-    pub session_id: Option<String>,
-    pub timestamp_ns: Option<i64>,
-    pub model: Option<String>,
-    pub endpoint: Option<String>,
-    /// `context.run_id` of an embedded (non-transport) `infer.artifact`.
-    pub artifact_run_id: Option<String>,
-}
-
-/// A column value ready to bind. Text is a span of the line when the line
-/// spells it without escapes, so a typical row allocates nothing per field.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Field {
-    Null,
-    Int(i64),
-    Real(f64),
-    /// Bytes `start..end` of the row's line.
-    Span(u32, u32),
-    Text(String),
-    Blob(Vec<u8>),
-}
-
+// The SQLite side of the model's row types (the types live in
+// `model::row`, free of SQLite; binding them is the database's part).
 impl From<Sql> for Field {
     fn from(v: Sql) -> Self {
         match v {
@@ -82,42 +60,12 @@ impl Field {
     }
 }
 
-/// A line encoded for its table.
-#[derive(Debug)]
-pub struct Row {
-    /// The line the spans point into (empty for rows built from a value).
-    pub line: String,
-    /// Index into [`TABLES`], or None for the generic `records` table.
-    pub table: Option<usize>,
-    /// `records` table: the event type and the body (the record as JSON).
-    pub event_type: Option<String>,
-    pub body: Field,
-    /// `requests`: the derived case and status keys.
-    pub derived: Option<(Field, Field)>,
-    pub schema_version: Field,
-    pub fields: Vec<Field>,
-    pub nulls: i64,
-    pub extra: Option<String>,
-    pub facts: LineFacts,
-}
-
 #[cfg(test)]
 impl Row {
     /// The field columns as owned SQL values.
     pub fn sql_fields(&self) -> Vec<Sql> {
         self.fields.iter().map(|f| f.to_sql(&self.line)).collect()
     }
-}
-
-/// What one line became.
-#[derive(Debug)]
-pub enum Prepared {
-    Blank,
-    Row(Box<Row>),
-    /// The general path: a transport row, or anything the fast path declines.
-    Value(Value),
-    /// Invalid input; the message the reference gives (without the line prefix).
-    Error(String),
 }
 
 /// Prepares one physical line.
@@ -548,8 +496,8 @@ fn fast(line: &str, members: &[scan::Member], shapes: &mut Shapes) -> Option<Row
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use super::super::tables::{rebuild, split};
     use super::*;
-    use crate::db::tables::{rebuild, split};
 
     /// The fast path stores exactly what the general path stores.
     fn same_as_general(line: &str) {

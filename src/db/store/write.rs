@@ -1,0 +1,666 @@
+//! Storing a run's rows: the ingest's batched writer and request packer, and
+//! the migrations that rewrite stored rows (typed tables, wide integers).
+#[allow(unused_imports)]
+use super::*;
+
+/// Where a raw record is stored.
+pub fn table_for(raw: &Map<String, Value>, transport: bool) -> Option<&'static TableSpec> {
+    let et = raw.get("event_type").and_then(Value::as_str)?;
+    if et == "infer.request" {
+        // Version-2 requests are the vLLM hook's executions, not client requests.
+        let v2 = transport || raw.get("schema_version").and_then(Value::as_i64) == Some(2);
+        if v2 {
+            return None;
+        }
+    }
+    TABLES.iter().find(|t| t.event_type == et)
+}
+
+/// Rows of a typed table stored by one statement. SQLite seeks a table's
+/// b-trees from their roots once per statement run and then appends each
+/// further row where the last one went: a request row stored alone cost a
+/// descent of the `(run_id, seq)` key from the root, cursors opened and
+/// closed, and a statement start and halt.
+pub(crate) const ROWS_PER_INSERT: usize = 32;
+
+/// `sql`, an `INSERT ... VALUES (:a, :b, ...)` of one row, made to insert
+/// `rows` rows: the tuple repeated with positional parameters (a named one
+/// names a single parameter however often it appears). None when the text
+/// does not end in such a tuple.
+pub(super) fn insert_of_rows(sql: &str, rows: usize) -> Option<String> {
+    let at = sql.rfind("VALUES")? + "VALUES".len();
+    let tuple = sql[at..].trim().trim_end_matches(';').trim_end();
+    let names = tuple.strip_prefix('(')?.strip_suffix(')')?;
+    let params = names.split(',').count();
+    let plain = |n: &str| {
+        let n = n.trim();
+        n.len() > 1
+            && n.starts_with(':')
+            && n[1..]
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    };
+    if !names.split(',').all(plain) {
+        return None;
+    }
+    let one = format!("({})", vec!["?"; params].join(", "));
+    Some(format!("{} {}", &sql[..at], vec![one; rows].join(",\n")))
+}
+
+/// Prepared inserts for one ingest transaction.
+pub struct Writer<'c> {
+    run_id: String,
+    /// One per typed table ([`TABLES`]' order), then `records`.
+    targets: Vec<Target<'c>>,
+    conn: &'c Connection,
+    context: Statement<'c>,
+    pack: RequestPacker<'c>,
+    /// The fact lines of the execution import's bulk records.
+    facts: crate::db::execution::FactWriter<'c>,
+    /// Whether every record is stored (a kept database), or only what a
+    /// report reads ([`Writer::report_only`]).
+    keep_all: bool,
+}
+
+/// What no report reads (no analysis pass reads these record types):
+/// `infer.first_content`, `infer.phase_start`, `infer.summary`. A scratch
+/// database for one report leaves them out; a kept one stores them like
+/// every record.
+pub(super) fn unread_by_report(row: &Row) -> bool {
+    let event_type = match row.table {
+        Some(t) => Some(TABLES[t].event_type),
+        None => row.event_type.as_deref(),
+    };
+    matches!(
+        event_type,
+        Some("infer.first_content") | Some("infer.phase_start") | Some("infer.summary")
+    )
+}
+
+/// A table rows are written to, and the rows waiting for it.
+pub(super) struct Target<'c> {
+    /// None for the generic `records` table.
+    spec: Option<&'static TableSpec>,
+    /// Its insert of one row, and of [`ROWS_PER_INSERT`] rows (prepared
+    /// when first needed).
+    one: Insert<'c>,
+    many: Option<Insert<'c>>,
+    /// Rows not yet written, in order.
+    queued: Vec<(i64, Row)>,
+}
+
+impl<'c> Target<'c> {
+    /// The target of `spec`'s rows (`records` for None), its one-row
+    /// insert prepared.
+    fn new(conn: &'c Connection, spec: Option<&'static TableSpec>) -> Result<Self, DbError> {
+        let q = Self::query_of(spec);
+        Ok(Target {
+            spec,
+            one: Insert::prepare(conn, q.sql).map_err(DbError::query(q))?,
+            many: None,
+            queued: Vec::new(),
+        })
+    }
+
+    fn query_of(spec: Option<&'static TableSpec>) -> &'static Query {
+        spec.map_or(&sql::INGEST_INSERT_RECORD, |s| &s.insert)
+    }
+
+    fn query(&self) -> &'static Query {
+        Self::query_of(self.spec)
+    }
+}
+
+/// Runs `insert` once for `rows` (as many as its rows of parameters).
+pub(super) fn store_rows(
+    insert: &mut Insert,
+    spec: Option<&TableSpec>,
+    run_id: &str,
+    rows: &[(i64, Row)],
+) -> rusqlite::Result<()> {
+    match spec {
+        Some(spec) => {
+            let file_id = spec.table == "vllm_spans";
+            insert.run_with(|b| {
+                for (seq, row) in rows {
+                    push_values(b, run_id, file_id, *seq, row);
+                }
+            })
+        }
+        None => insert.run_with(|b| {
+            for (seq, row) in rows {
+                b.push(ValueRef::Text(run_id.as_bytes()));
+                b.push(ValueRef::Integer(*seq));
+                b.push(
+                    row.event_type
+                        .as_deref()
+                        .map_or(ValueRef::Null, |e| ValueRef::Text(e.as_bytes())),
+                );
+                b.push(row.body.bind(&row.line));
+            }
+        }),
+    }
+}
+
+/// Stores a run's pack segments in order, numbering them from 0.
+pub(super) struct SegmentWriter<'c> {
+    insert: Insert<'c>,
+    next: i64,
+}
+
+impl<'c> SegmentWriter<'c> {
+    fn new(conn: &'c Connection) -> Result<Self, DbError> {
+        let q = &sql::INGEST_INSERT_REQUEST_PACK;
+        Ok(SegmentWriter {
+            insert: Insert::prepare(conn, q.sql).map_err(DbError::query(q))?,
+            next: 0,
+        })
+    }
+
+    /// Stores the next segment: its rows and packed bytes.
+    fn store(&mut self, run_id: &str, rows: u64, body: &[u8]) -> Result<(), DbError> {
+        let q = &sql::INGEST_INSERT_REQUEST_PACK;
+        self.insert
+            .run([
+                ValueRef::Text(run_id.as_bytes()),
+                ValueRef::Integer(self.next),
+                ValueRef::Integer(rows as i64),
+                ValueRef::Blob(body),
+            ])
+            .map_err(DbError::query(q))?;
+        self.next += 1;
+        Ok(())
+    }
+}
+
+/// Packs the analysis columns of the request rows as they are written, and
+/// stores each segment as soon as it is full.
+pub(super) struct RequestPacker<'c> {
+    /// The `requests` insert among the writer's.
+    table: usize,
+    segments: SegmentWriter<'c>,
+    /// Where each packed column's value is in a [`Row`], and whether the
+    /// column is REAL (where SQLite stores an integer as a real, so the pack
+    /// does).
+    source: Vec<(Source, bool)>,
+    packer: Packer,
+}
+
+/// Where a column's value comes from in a request [`Row`].
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Source {
+    Seq,
+    CaseKey,
+    StatusKey,
+    SchemaVersion,
+    Field(usize),
+    Nulls,
+    Extra,
+}
+
+impl<'c> RequestPacker<'c> {
+    fn new(conn: &'c Connection, table: usize) -> Result<Self, DbError> {
+        let spec = &TABLES[table];
+        let names = analysis_columns(conn)?;
+        let mut source = Vec::with_capacity(names.len());
+        for name in &names {
+            let from = match name.as_str() {
+                "seq" => Source::Seq,
+                "case_key" => Source::CaseKey,
+                "status_key" => Source::StatusKey,
+                "schema_version" => Source::SchemaVersion,
+                "nulls" => Source::Nulls,
+                "extra" => Source::Extra,
+                field => Source::Field(
+                    spec.fields
+                        .iter()
+                        .position(|(key, _)| *key == field)
+                        .ok_or_else(|| {
+                            DbError::Other(format!("column {name} of the analysis is not written"))
+                        })?,
+                ),
+            };
+            let real = matches!(from, Source::Field(i) if spec.fields[i].1 == tables::Col::Real);
+            source.push((from, real));
+        }
+        Ok(RequestPacker {
+            table,
+            segments: SegmentWriter::new(conn)?,
+            source,
+            packer: Packer::new(&names),
+        })
+    }
+
+    /// Stores a segment the packer closed.
+    fn store(&mut self, run_id: &str, segment: Option<(u64, Vec<u8>)>) -> Result<(), DbError> {
+        match segment {
+            Some((rows, body)) => self.segments.store(run_id, rows, &body),
+            None => Ok(()),
+        }
+    }
+
+    /// Packs a request row: the values its insert binds.
+    fn push(&mut self, seq: i64, row: &Row) {
+        let line = row.line.as_str();
+        self.packer.push(self.source.iter().map(|&(from, real)| {
+            let v = match from {
+                Source::Seq => ValueRef::Integer(seq),
+                Source::CaseKey => row
+                    .derived
+                    .as_ref()
+                    .map_or(ValueRef::Null, |d| d.0.bind(line)),
+                Source::StatusKey => row
+                    .derived
+                    .as_ref()
+                    .map_or(ValueRef::Null, |d| d.1.bind(line)),
+                Source::SchemaVersion => row.schema_version.bind(line),
+                Source::Field(i) => row.fields.get(i).map_or(ValueRef::Null, |f| f.bind(line)),
+                Source::Nulls => ValueRef::Integer(row.nulls),
+                Source::Extra => row
+                    .extra
+                    .as_deref()
+                    .map_or(ValueRef::Null, |e| ValueRef::Text(e.as_bytes())),
+            };
+            match v {
+                ValueRef::Integer(i) if real => ValueRef::Real(i as f64),
+                v => v,
+            }
+        }));
+    }
+}
+
+/// The columns of the analysis query (queries/load/requests_analysis.sql),
+/// which a pack holds.
+pub(super) fn analysis_columns(conn: &Connection) -> Result<Vec<String>, DbError> {
+    let q = &sql::LOAD_REQUESTS_ANALYSIS;
+    let stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
+    Ok(stmt.column_names().into_iter().map(str::to_owned).collect())
+}
+
+/// Binds the values a typed table's insert takes for `row`, in parameter
+/// order (text borrowed from the row's line); `file_id` for `vllm_spans`,
+/// whose rows have one (NULL: not from a collector's file).
+pub(super) fn push_values<'r>(
+    b: &mut Binder<'_, 'r>,
+    run_id: &'r str,
+    file_id: bool,
+    seq: i64,
+    row: &'r Row,
+) {
+    let line = row.line.as_str();
+    b.push(ValueRef::Text(run_id.as_bytes()));
+    b.push(ValueRef::Integer(seq));
+    if file_id {
+        b.push(ValueRef::Null);
+    }
+    if let Some((case_key, status)) = &row.derived {
+        b.push(case_key.bind(line));
+        b.push(status.bind(line));
+    }
+    b.push(row.schema_version.bind(line));
+    for f in &row.fields {
+        b.push(f.bind(line));
+    }
+    b.push(ValueRef::Integer(row.nulls));
+    b.push(
+        row.extra
+            .as_deref()
+            .map_or(ValueRef::Null, |e| ValueRef::Text(e.as_bytes())),
+    );
+}
+
+impl<'c> Writer<'c> {
+    pub fn new(conn: &'c Connection, run_id: &str) -> Result<Self, DbError> {
+        let targets = TABLES
+            .iter()
+            .map(Some)
+            .chain([None])
+            .map(|spec| Target::new(conn, spec))
+            .collect::<Result<Vec<_>, _>>()?;
+        let table = TABLES
+            .iter()
+            .position(|t| t.table == "requests")
+            .ok_or_else(|| DbError::Other("no requests table".into()))?;
+        let pack = RequestPacker::new(conn, table)?;
+        Ok(Writer {
+            run_id: run_id.to_owned(),
+            pack,
+            targets,
+            conn,
+            facts: crate::db::execution::FactWriter::new(conn)?,
+            keep_all: true,
+            context: conn
+                .prepare(sql::INGEST_INSERT_CONTEXT.sql)
+                .map_err(DbError::query(&sql::INGEST_INSERT_CONTEXT))?,
+        })
+    }
+
+    /// The writer of a scratch database for one report (`infer analyze`):
+    /// the records no report reads are not stored. The same ingest, with
+    /// this one filter; nothing else outlives the command.
+    pub fn report_only(mut self, yes: bool) -> Self {
+        self.keep_all = !yes;
+        self
+    }
+
+    pub fn context(&mut self, seq: i64, id: &str, context: &Value) -> Result<(), DbError> {
+        self.facts.context(id, context);
+        self.context
+            .execute(rusqlite::params![self.run_id, seq, id, context.to_string()])
+            .map_err(DbError::query(&sql::INGEST_INSERT_CONTEXT))?;
+        Ok(())
+    }
+
+    /// Stores a row the fast path already encoded. Rows wait until
+    /// [`ROWS_PER_INSERT`] of one table can be stored by one statement (or
+    /// [`Writer::finish`]); values are bound in place (text borrowed from the
+    /// rows' lines), not collected into a parameter list.
+    pub fn row(&mut self, seq: i64, row: Row) -> Result<(), DbError> {
+        if !self.keep_all && unread_by_report(&row) {
+            return Ok(());
+        }
+        let slot = row.table.unwrap_or(TABLES.len());
+        if row.table.is_none() {
+            let body = match &row.body {
+                Field::Span(s, e) => row.line.get(*s as usize..*e as usize),
+                Field::Text(t) => Some(t.as_str()),
+                _ => None,
+            };
+            if let Some(body) = body {
+                self.facts.note(seq, row.event_type.as_deref(), body);
+            }
+        }
+        let target = self
+            .targets
+            .get_mut(slot)
+            .ok_or_else(|| DbError::Other(format!("no table {slot}")))?;
+        target.queued.push((seq, row));
+        if target.queued.len() >= ROWS_PER_INSERT {
+            self.store_queued(slot)?;
+        }
+        Ok(())
+    }
+
+    /// Stores the rows waiting for target `slot`: one statement for a full
+    /// batch, one per row otherwise.
+    fn store_queued(&mut self, slot: usize) -> Result<(), DbError> {
+        let target = &mut self.targets[slot];
+        let query = target.query();
+        let rows = std::mem::take(&mut target.queued);
+        if rows.len() == ROWS_PER_INSERT {
+            if target.many.is_none() {
+                let sql = insert_of_rows(query.sql, ROWS_PER_INSERT).ok_or_else(|| {
+                    DbError::Other(format!("{}: not a one-row VALUES insert", query.name))
+                })?;
+                target.many =
+                    Some(Insert::prepare(self.conn, &sql).map_err(DbError::query(query))?);
+            }
+            if let Some(many) = target.many.as_mut() {
+                store_rows(many, target.spec, &self.run_id, &rows)
+                    .map_err(DbError::query(query))?;
+            }
+        } else {
+            for row in &rows {
+                store_rows(
+                    &mut target.one,
+                    target.spec,
+                    &self.run_id,
+                    std::slice::from_ref(row),
+                )
+                .map_err(DbError::query(query))?;
+            }
+        }
+        if slot == self.pack.table {
+            for (seq, row) in &rows {
+                self.pack.push(*seq, row);
+                let full = self.pack.packer.full();
+                self.pack.store(&self.run_id, full)?;
+            }
+        }
+        // Handed back empty, so the queue keeps its capacity.
+        let mut rows = rows;
+        rows.clear();
+        self.targets[slot].queued = rows;
+        Ok(())
+    }
+
+    /// Ends the writing: stores the rows still waiting, then the last
+    /// segment of the request rows' pack.
+    pub fn finish(mut self) -> Result<(), DbError> {
+        for slot in 0..self.targets.len() {
+            self.store_queued(slot)?;
+        }
+        let rest = self.pack.packer.rest();
+        self.pack.store(&self.run_id, rest)?;
+        self.facts.finish(&self.run_id)
+    }
+
+    /// Stores a record that took the general path: encoded into the same
+    /// [`Row`](crate::db::encode::Row) the fast path builds, then stored by [`Writer::row`].
+    pub fn record(
+        &mut self,
+        seq: i64,
+        raw: &Map<String, Value>,
+        transport: bool,
+    ) -> Result<(), DbError> {
+        self.row(seq, row_of(seq, raw, transport))
+    }
+}
+
+/// A record that took the general path, encoded into the same
+/// [`Row`](crate::db::encode::Row) the fast path builds.
+pub(super) fn row_of(seq: i64, raw: &Map<String, Value>, transport: bool) -> Row {
+    match table_for(raw, transport) {
+        None => Row {
+            line: String::new(),
+            table: None,
+            event_type: raw
+                .get("event_type")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            body: Field::Text(Value::Object(raw.clone()).to_string()),
+            derived: None,
+            schema_version: Field::Null,
+            fields: Vec::new(),
+            nulls: 0,
+            extra: None,
+            facts: Default::default(),
+        },
+        Some(spec) => {
+            let enc = split(spec, raw);
+            let derived = (spec.table == "requests").then(|| {
+                let view = Request::from_record(seq, raw);
+                (
+                    Field::Text(view.case_key.into()),
+                    Field::Text(view.status.into()),
+                )
+            });
+            Row {
+                line: String::new(),
+                table: TABLES.iter().position(|t| t.table == spec.table),
+                event_type: None,
+                body: Field::Null,
+                derived,
+                schema_version: enc.schema_version.into(),
+                fields: enc.fields.into_iter().map(Field::from).collect(),
+                nulls: enc.nulls,
+                extra: enc.extra,
+                facts: Default::default(),
+            }
+        }
+    }
+}
+
+/// The record types a migration gave typed tables to, moved there from
+/// `records` (migrations/0012): each body split as an ingest splits it
+/// ([`table_for`], [`split`]), so a moved row is the row an ingest of the
+/// same record writes now. A body that does not parse as an object stays
+/// where it is (export reads both tables). Returns the rows moved.
+pub fn move_to_typed_tables(conn: &Connection, event_types: &[&str]) -> Result<u64, DbError> {
+    let (select, delete) = (&sql::MIGRATE_RECORDS_OF_TYPE, &sql::MIGRATE_DELETE_RECORD);
+    let mut moved = 0u64;
+    for event_type in event_types {
+        let rows: Vec<(String, i64, String)> = conn
+            .prepare(select.sql)
+            .and_then(|mut s| {
+                s.query_map(rusqlite::named_params! {":event_type": event_type}, |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })?
+                .collect()
+            })
+            .map_err(DbError::query(select))?;
+        let mut drop_row = conn.prepare(delete.sql).map_err(DbError::query(delete))?;
+        let mut inserts: Vec<Option<Insert>> = (0..TABLES.len()).map(|_| None).collect();
+        for (run_id, seq, body) in rows {
+            // The body is the line as read (or, from the general path, the
+            // record as JSON): prepared as an ingest prepares a line. A body
+            // the general path wrote may spell NaN or a big integer as its
+            // marked string (pyjson's sentinels): only that path reads it so.
+            let marked = body.contains("\\u0001");
+            let prepared = match marked {
+                false => crate::db::encode::prepare(body),
+                true => match crate::pyjson::parse(&body) {
+                    Ok(v) => crate::db::encode::Prepared::Value(v),
+                    Err(_) => continue,
+                },
+            };
+            let row = match prepared {
+                crate::db::encode::Prepared::Row(row) => *row,
+                crate::db::encode::Prepared::Value(Value::Object(raw)) => {
+                    // (Whether it came by the transport matters only to
+                    // `infer.request`, which is not moved.)
+                    row_of(seq, &raw, false)
+                }
+                _ => continue,
+            };
+            let Some(t) = row.table.filter(|&t| TABLES[t].table != "requests") else {
+                continue;
+            };
+            let spec = &TABLES[t];
+            let insert = match &mut inserts[t] {
+                Some(insert) => insert,
+                slot => slot.insert(
+                    Insert::prepare(conn, spec.insert.sql).map_err(DbError::query(&spec.insert))?,
+                ),
+            };
+            store_rows(insert, Some(spec), &run_id, &[(seq, row)])
+                .map_err(DbError::query(&spec.insert))?;
+            drop_row
+                .execute(rusqlite::named_params! {":run_id": run_id, ":seq": seq})
+                .map_err(DbError::query(delete))?;
+            moved += 1;
+        }
+    }
+    Ok(moved)
+}
+
+/// Runs at least this large are read by two connections at once, each one
+/// half of the sequence range (below it a second connection costs more than
+/// it saves).
+pub(crate) const PARALLEL_LOAD_MIN: usize = 20_000;
+
+/// Moves the integers past 64 bits that rows of an earlier schema kept in
+/// `extra` into their columns, now `Col::AnyInt` (a migration's backfill,
+/// migrations/0010_wide_integers.sql), and packs again the runs whose
+/// request rows changed. Every other value of `extra` stays as it was.
+pub fn widen_integers(conn: &Connection) -> Result<(), DbError> {
+    let tables = [
+        (
+            "requests",
+            &sql::MIGRATE_REQUESTS_WITH_EXTRA,
+            &sql::MIGRATE_WIDEN_REQUESTS,
+        ),
+        (
+            "phase_windows",
+            &sql::MIGRATE_PHASE_WINDOWS_WITH_EXTRA,
+            &sql::MIGRATE_WIDEN_PHASE_WINDOWS,
+        ),
+    ];
+    for (table, rows_q, update_q) in tables {
+        let spec = tables::spec(table)
+            .ok_or_else(|| DbError::Other(format!("no table spec for {table}")))?;
+        let rows: Vec<(String, i64, String)> = conn
+            .prepare(rows_q.sql)
+            .and_then(|mut s| {
+                s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                    .collect()
+            })
+            .map_err(DbError::query(rows_q))?;
+        let mut update = conn
+            .prepare(update_q.sql)
+            .map_err(DbError::query(update_q))?;
+        let mut touched: Vec<String> = Vec::new();
+        for (run_id, seq, extra) in rows {
+            let Ok(Value::Object(mut rest)) = crate::pyjson::parse(&extra) else {
+                continue;
+            };
+            let mut moved: Vec<(&str, String)> = Vec::new();
+            for (key, col) in spec.fields {
+                if *col != tables::Col::AnyInt {
+                    continue;
+                }
+                if let Some(Sql::Text(digits)) =
+                    rest.get(*key).and_then(|v| tables::encode(*col, v))
+                {
+                    rest.remove(*key);
+                    moved.push((key, digits));
+                }
+            }
+            if moved.is_empty() {
+                continue;
+            }
+            let extra = (!rest.is_empty()).then(|| Value::Object(rest).to_string());
+            let bind = |update: &mut Statement, name: &str, v: ValueRef| -> rusqlite::Result<()> {
+                match update.parameter_index(name)? {
+                    Some(i) => {
+                        update.raw_bind_parameter(i, rusqlite::types::ToSqlOutput::Borrowed(v))
+                    }
+                    None => Err(rusqlite::Error::InvalidParameterName(name.to_owned())),
+                }
+            };
+            let run = (|| {
+                for (key, col) in spec.fields {
+                    if *col == tables::Col::AnyInt {
+                        let v = moved.iter().find(|(k, _)| k == key);
+                        let v = v.map_or(ValueRef::Null, |(_, d)| ValueRef::Text(d.as_bytes()));
+                        bind(&mut update, &format!(":{key}"), v)?;
+                    }
+                }
+                let extra = extra
+                    .as_deref()
+                    .map_or(ValueRef::Null, |e| ValueRef::Text(e.as_bytes()));
+                bind(&mut update, ":extra", extra)?;
+                bind(&mut update, ":run_id", ValueRef::Text(run_id.as_bytes()))?;
+                bind(&mut update, ":seq", ValueRef::Integer(seq))?;
+                update.raw_execute()
+            })();
+            run.map_err(DbError::query(update_q))?;
+            if touched.last() != Some(&run_id) {
+                touched.push(run_id);
+            }
+        }
+        if table == "requests" {
+            // The update dropped these runs' packs (their trigger).
+            for run_id in touched {
+                store_pack(conn, &run_id, &pack_rows(conn, &run_id)?)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Stores a run's pack (its segments, with their row counts), replacing any.
+pub fn store_pack(
+    conn: &Connection,
+    run_id: &str,
+    segments: &[(u64, Vec<u8>)],
+) -> Result<(), DbError> {
+    let q = &sql::INGEST_DELETE_REQUEST_PACK;
+    conn.execute(q.sql, rusqlite::named_params! {":run_id": run_id})
+        .map_err(DbError::query(q))?;
+    let mut writer = SegmentWriter::new(conn)?;
+    for (rows, body) in segments {
+        writer.store(run_id, *rows, body)?;
+    }
+    Ok(())
+}
