@@ -6,6 +6,7 @@
 //! Every connection gets stormlog's SQL functions (`functions`).
 pub mod execution;
 pub mod export;
+pub mod export_pack;
 pub mod failure;
 pub mod functions;
 pub mod history;

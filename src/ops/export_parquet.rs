@@ -531,6 +531,26 @@ mod write {
         for table in PER_RUN {
             let dest = dir.join(table.name).join(partition).join(PART);
             let mut part: Option<PartWriter> = None;
+            // A run's requests come from its pack where it has one that
+            // serves (db::export_pack); else, or after a part of them (the
+            // file then starts again), from the view.
+            if table.name == columnar::REQUESTS.name {
+                let packed = db::export_pack::for_each_request_batch(conn, run_id, |batch| {
+                    let w = match &mut part {
+                        Some(w) => w,
+                        None => part.insert(PartWriter::create(&dest, table)?),
+                    };
+                    w.write(batch)?;
+                    Ok::<(), ParquetError>(())
+                })?;
+                if let Some(rows) = packed {
+                    place(part, &dest, table.name, rows, &mut out)?;
+                    continue;
+                }
+                if part.take().is_some() {
+                    let _ = std::fs::remove_file(writer::temp_path(&dest));
+                }
+            }
             let rows = db::export::for_each_batch(conn, table, run_id, |batch| {
                 let w = match &mut part {
                     Some(w) => w,
