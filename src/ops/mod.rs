@@ -10,4 +10,5 @@
 pub mod export_parquet;
 pub mod history;
 pub mod html;
+pub mod judge_all;
 pub mod slo;
