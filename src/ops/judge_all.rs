@@ -15,6 +15,9 @@ use crate::model::RunData;
 /// threads (rayon) gain nothing more.
 const MAX_WORKERS: usize = 8;
 
+/// What one worker judged: each run's position in the ids, and its outcome.
+type Judged<T, E> = Vec<(usize, Result<T, E>)>;
+
 /// Loads each of `ids` (its data and attached spans) and hands it to
 /// `judge`, on up to one worker per core; returns each run's outcome in the
 /// order of `ids`. A load that fails is that run's error, as a judgement
@@ -36,10 +39,10 @@ where
     let stop = AtomicBool::new(false);
     let judge = &judge;
     let (next, stop) = (&next, &stop);
-    let done: Vec<Result<Vec<(usize, Result<T, E>)>, E>> = std::thread::scope(|s| {
+    let done: Vec<Result<Judged<T, E>, E>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
-                s.spawn(move || -> Result<Vec<(usize, Result<T, E>)>, E> {
+                s.spawn(move || -> Result<Judged<T, E>, E> {
                     let conn = match db::read::open_for_reading(db_path) {
                         Ok(c) => c,
                         Err(e) => {
