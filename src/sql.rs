@@ -27,6 +27,8 @@ query!(EXPORT_SCHEMA_VERSION, "export/schema_version");
 query!(EXPORT_SELECT_RUNS, "export/select_runs");
 query!(EXPORT_SERVER_SAMPLES, "export/server_samples");
 query!(EXPORT_SINCE_NS, "export/since_ns");
+query!(EXPORT_REQUESTS_REST, "export/requests_rest");
+query!(EXPORT_RUN_STARTED, "export/run_started");
 query!(MIGRATE_REQUESTS_WITH_EXTRA, "migrate/requests_with_extra");
 query!(
     MIGRATE_PHASE_WINDOWS_WITH_EXTRA,
@@ -163,6 +165,8 @@ pub const ALL: &[Query] = &[
     EXPORT_SELECT_RUNS,
     EXPORT_SERVER_SAMPLES,
     EXPORT_SINCE_NS,
+    EXPORT_REQUESTS_REST,
+    EXPORT_RUN_STARTED,
     INGEST_DELETE_CACHE_STATES,
     INGEST_DELETE_CLOCK_ALIGNMENTS,
     INGEST_DELETE_CONTEXTS,

@@ -214,25 +214,35 @@ pub fn schema_version(conn: &Connection) -> Result<i64, DbError> {
 /// that no two different rows feed the same bytes.
 fn hash_row(h: &mut Sha256, row: &rusqlite::Row<'_>, n: usize, q: &Query) -> Result<(), DbError> {
     for i in 0..n {
-        match row.get_ref(i).map_err(DbError::query(q))? {
-            ValueRef::Null => h.update([0u8]),
-            ValueRef::Integer(x) => {
-                h.update([1u8]);
-                h.update(x.to_le_bytes());
-            }
-            ValueRef::Real(x) => {
-                h.update([2u8]);
-                h.update(x.to_bits().to_le_bytes());
-            }
-            ValueRef::Text(t) | ValueRef::Blob(t) => {
-                h.update([3u8]);
-                h.update((t.len() as u64).to_le_bytes());
-                h.update(t);
-            }
-        }
+        hash_value(h, row.get_ref(i).map_err(DbError::query(q))?);
     }
     Ok(())
 }
+
+fn hash_value(h: &mut Sha256, v: ValueRef<'_>) {
+    match v {
+        ValueRef::Null => h.update([0u8]),
+        ValueRef::Integer(x) => {
+            h.update([1u8]);
+            h.update(x.to_le_bytes());
+        }
+        ValueRef::Real(x) => {
+            h.update([2u8]);
+            h.update(x.to_bits().to_le_bytes());
+        }
+        ValueRef::Text(t) | ValueRef::Blob(t) => {
+            h.update([3u8]);
+            h.update((t.len() as u64).to_le_bytes());
+            h.update(t);
+        }
+    }
+}
+
+/// A run's `v_runs` row as its content hash read it: `runs.parquet` is made
+/// of these ([`runs_batch_with`]) without evaluating the view again (its
+/// counts walk the run's requests four times).
+#[derive(Debug, Clone)]
+pub struct RunRow(Vec<rusqlite::types::Value>);
 
 /// What a run's exported files are made from, hashed: its `v_runs` row (the
 /// artifact's hash and ingest time among it, so a re-ingest changes it) and
@@ -244,20 +254,23 @@ pub fn content_hash(
     run_id: &str,
     salt: &[u8],
 ) -> Result<Option<String>, DbError> {
+    Ok(content_hash_and_row(conn, run_id, salt)?.map(|(hash, _)| hash))
+}
+
+/// [`content_hash`], with the `v_runs` row it read.
+pub fn content_hash_and_row(
+    conn: &Connection,
+    run_id: &str,
+    salt: &[u8],
+) -> Result<Option<(String, RunRow)>, DbError> {
     let mut h = Sha256::new();
     h.update((salt.len() as u64).to_le_bytes());
     h.update(salt);
-    let q = &sql::EXPORT_RUN;
-    let mut stmt = conn.prepare_cached(q.sql).map_err(DbError::query(q))?;
-    let found = stmt
-        .query_row(named_params! {":run_id": run_id}, |row| {
-            Ok(hash_row(&mut h, row, RUNS.columns.len(), q))
-        })
-        .optional()
-        .map_err(DbError::query(q))?;
-    match found {
-        None => return Ok(None),
-        Some(r) => r?,
+    let Some(values) = run_row(conn, run_id)? else {
+        return Ok(None);
+    };
+    for v in &values {
+        hash_value(&mut h, ValueRef::from(v));
     }
     let q = &sql::EXPORT_RUN_FILES;
     let mut stmt = conn.prepare_cached(q.sql).map_err(DbError::query(q))?;
@@ -274,7 +287,80 @@ pub fn content_hash(
     for b in digest {
         hex.push_str(&format!("{b:02x}"));
     }
-    Ok(Some(hex))
+    Ok(Some((hex, RunRow(values))))
+}
+
+/// A run's `v_runs` row, its values owned; None when the run is not stored.
+fn run_row(
+    conn: &Connection,
+    run_id: &str,
+) -> Result<Option<Vec<rusqlite::types::Value>>, DbError> {
+    let q = &sql::EXPORT_RUN;
+    let mut stmt = conn.prepare_cached(q.sql).map_err(DbError::query(q))?;
+    stmt.query_row(named_params! {":run_id": run_id}, |row| {
+        (0..RUNS.columns.len())
+            .map(|i| row.get_ref(i).map(rusqlite::types::Value::from))
+            .collect::<Result<Vec<_>, _>>()
+    })
+    .optional()
+    .map_err(DbError::query(q))
+}
+
+/// [`runs_batch`], taking the rows of `known` as they are and reading the
+/// view only for the others.
+pub fn runs_batch_with(
+    conn: &Connection,
+    run_ids: &[String],
+    known: &std::collections::BTreeMap<String, RunRow>,
+) -> Result<Batch, ReadError> {
+    let mut batch = Batch::new(&RUNS);
+    for id in run_ids {
+        let read;
+        let values = match known.get(id) {
+            Some(RunRow(values)) => values,
+            None => match run_row(conn, id)? {
+                Some(values) => {
+                    read = values;
+                    &read
+                }
+                None => continue,
+            },
+        };
+        for (i, v) in values.iter().enumerate() {
+            let cell = match ValueRef::from(v) {
+                ValueRef::Null => Cell::Null,
+                ValueRef::Integer(x) => Cell::Int(x),
+                ValueRef::Real(x) => Cell::Real(x),
+                ValueRef::Text(t) => {
+                    let s = String::from_utf8_lossy(t);
+                    batch
+                        .push(i, Cell::Text(&s))
+                        .map_err(|source| ReadError::Type {
+                            run_id: id.clone(),
+                            source,
+                        })?;
+                    continue;
+                }
+                ValueRef::Blob(_) => {
+                    return Err(ReadError::Type {
+                        run_id: id.clone(),
+                        source: TypeMismatch {
+                            table: RUNS.name,
+                            column: RUNS.columns[i].name,
+                            found: "blob",
+                            expected: RUNS.columns[i].kind,
+                        },
+                    })
+                }
+            };
+            batch.push(i, cell).map_err(|source| ReadError::Type {
+                run_id: id.clone(),
+                source,
+            })?;
+        }
+        batch.end_row();
+    }
+    Ok(batch)
 }
 
 /// Every table's column names as its source view has them, for the test

@@ -10,6 +10,7 @@ pub mod compare_read;
 pub mod encode;
 pub mod execution;
 pub mod export;
+pub mod export_pack;
 pub mod failure;
 pub mod functions;
 pub mod history;

@@ -356,16 +356,19 @@ mod write {
             .filter(|(_, e)| files_present(&cfg.dir, e))
             .map(|(id, e)| (id.clone(), e.content_hash.clone()))
             .collect();
-        // Twice the cores, at most four: a worker waits on the disk for
-        // each file's sync about as long as it computes.
+        // Twice the cores, at most sixteen: a worker waits on the disk for
+        // each file's sync about as long as it computes, and holds one run
+        // of at most a batch of rows (bigger ones take turns, below).
         let workers = std::thread::available_parallelism()
             .map_or(1, |n| 2 * n.get())
-            .clamp(2, 4)
+            .clamp(2, 16)
             .min(selected.len().max(1));
         let next = AtomicUsize::new(0);
         let stop = AtomicBool::new(false);
         let big = std::sync::Mutex::new(());
         let mut failure: Option<ParquetError> = None;
+        // Each run's v_runs row as its hash read it, for runs.parquet.
+        let mut run_rows = BTreeMap::new();
         let mut last_checkpoint = std::time::Instant::now();
         std::thread::scope(|scope| -> Result<(), ParquetError> {
             let (tx, rx) = std::sync::mpsc::channel::<Result<Outcome, ParquetError>>();
@@ -399,8 +402,12 @@ mod write {
             for msg in rx {
                 match msg {
                     Ok(Outcome::Gone) => {}
-                    Ok(Outcome::Unchanged) => summary.unchanged += 1,
-                    Ok(Outcome::Written(hash, written)) => {
+                    Ok(Outcome::Unchanged(id, row)) => {
+                        summary.unchanged += 1;
+                        run_rows.insert(id, row);
+                    }
+                    Ok(Outcome::Written(hash, row, written)) => {
+                        run_rows.insert(written.run_id.clone(), row);
                         summary.bytes += written.bytes;
                         summary.requests += written.rows.get("requests").copied().unwrap_or(0);
                         manifest.runs.insert(
@@ -415,7 +422,7 @@ mod write {
                         // A killed export still keeps what it finished: the
                         // manifest is brought up to date every few seconds.
                         if last_checkpoint.elapsed() > std::time::Duration::from_secs(5) {
-                            finish(&conn, &cfg.dir, &manifest, &mut summary)?;
+                            finish(&conn, &cfg.dir, &manifest, &run_rows, &mut summary)?;
                             last_checkpoint = std::time::Instant::now();
                         }
                     }
@@ -429,7 +436,7 @@ mod write {
         })?;
         if let Some(e) = failure {
             // What finished is kept: the manifest names it.
-            finish(&conn, &cfg.dir, &manifest, &mut summary)?;
+            finish(&conn, &cfg.dir, &manifest, &run_rows, &mut summary)?;
             return Err(e);
         }
         summary.written.sort_by(|a, b| a.run_id.cmp(&b.run_id));
@@ -454,7 +461,7 @@ mod write {
                 && p.slo_policy == manifest.slo_policy
         });
         if changed || !same_header || !cfg.dir.join("runs.parquet").exists() {
-            finish(&conn, &cfg.dir, &manifest, &mut summary)?;
+            finish(&conn, &cfg.dir, &manifest, &run_rows, &mut summary)?;
         }
         Ok(summary)
     }
@@ -463,8 +470,8 @@ mod write {
     enum Outcome {
         /// Deleted from the database since it was selected.
         Gone,
-        Unchanged,
-        Written(String, RunWritten),
+        Unchanged(String, db::export::RunRow),
+        Written(String, db::export::RunRow, RunWritten),
     }
 
     /// One run, read in one transaction so that its hash and its rows agree:
@@ -478,11 +485,11 @@ mod write {
         big: &std::sync::Mutex<()>,
     ) -> Result<Outcome, ParquetError> {
         let _snapshot = db::export::Snapshot::begin(conn)?;
-        let Some(hash) = db::export::content_hash(conn, id, salt)? else {
+        let Some((hash, row)) = db::export::content_hash_and_row(conn, id, salt)? else {
             return Ok(Outcome::Gone);
         };
         if old == Some(hash.as_str()) {
-            return Ok(Outcome::Unchanged);
+            return Ok(Outcome::Unchanged(id.to_owned(), row));
         }
         // Memory is bounded by one run, not by the workers: a run of more
         // than a batch is written while no other such run is.
@@ -496,7 +503,7 @@ mod write {
         };
         let partition = columnar::partition_dir(id);
         let written = write_run(conn, &cfg.dir, id, &partition, cfg.policy.as_ref())?;
-        Ok(Outcome::Written(hash, written))
+        Ok(Outcome::Written(hash, row, written))
     }
 
     /// Writes `runs.parquet` for the manifest's runs, then the manifest.
@@ -504,10 +511,11 @@ mod write {
         conn: &db::Connection,
         dir: &Path,
         manifest: &Manifest,
+        run_rows: &BTreeMap<String, db::export::RunRow>,
         summary: &mut ParquetSummary,
     ) -> Result<(), ParquetError> {
         let ids: Vec<String> = manifest.runs.keys().cloned().collect();
-        let batch = db::export::runs_batch(conn, &ids)?;
+        let batch = db::export::runs_batch_with(conn, &ids, run_rows)?;
         let mut w = PartWriter::create(&dir.join("runs.parquet"), &RUNS)?;
         w.write(&batch)?;
         summary.bytes += w.finish()?.bytes;
@@ -548,6 +556,26 @@ mod write {
         for table in PER_RUN {
             let dest = dir.join(table.name).join(partition).join(PART);
             let mut part: Option<PartWriter> = None;
+            // A run's requests come from its pack where it has one that
+            // serves (db::export_pack); else, or after a part of them (the
+            // file then starts again), from the view.
+            if table.name == columnar::REQUESTS.name {
+                let packed = db::export_pack::for_each_request_batch(conn, run_id, |batch| {
+                    let w = match &mut part {
+                        Some(w) => w,
+                        None => part.insert(PartWriter::create(&dest, table)?),
+                    };
+                    w.write(batch)?;
+                    Ok::<(), ParquetError>(())
+                })?;
+                if let Some(rows) = packed {
+                    place(part, &dest, table.name, rows, &mut out)?;
+                    continue;
+                }
+                if part.take().is_some() {
+                    let _ = std::fs::remove_file(writer::temp_path(&dest));
+                }
+            }
             let rows = db::export::for_each_batch(conn, table, run_id, |batch| {
                 let w = match &mut part {
                     Some(w) => w,

@@ -18,6 +18,7 @@ pub mod html;
 pub mod ingest;
 pub mod join;
 pub mod judge;
+pub mod judge_all;
 pub mod report;
 pub mod runs;
 pub mod slo;

@@ -227,28 +227,13 @@ fn judge_runs(
     err: &mut dyn Write,
 ) -> Result<Exit> {
     let ids = run_ids(conn, c)?;
-    // One thread reads runs (its own connection), this one judges them: the
-    // two overlap, and only a couple of runs are in memory at a time.
-    let path = c.db.clone();
-    let (send, recv) =
-        std::sync::mpsc::sync_channel::<(String, Result<(crate::model::RunData, Vec<Value>)>)>(2);
-    let reader_ids = ids.clone();
-    let reader = std::thread::spawn(move || -> Result<()> {
-        let conn = db::read::open_for_reading(&path)?;
-        for id in reader_ids {
-            let loaded = crate::db::store::load_run(&conn, &id)
-                .and_then(|data| Ok((data, crate::db::store::attached_spans(&conn, &id)?)))
-                .map_err(Error::from);
-            if send.send((id, loaded)).is_err() {
-                break;
-            }
-        }
-        Ok(())
-    });
+    // Runs are loaded and judged on several threads (ops::judge_all).
+    let judged_all = crate::ops::judge_all::load_and_judge(&c.db, &ids, |data, spans| {
+        judgements(data, c.policy.clone(), spans)
+    })?;
     let mut rows = Vec::new();
     let mut unjudged = Vec::new();
-    for (id, loaded) in recv.iter() {
-        let judged = loaded.and_then(|(data, spans)| judgements(&data, c.policy.clone(), &spans));
+    for (id, judged) in ids.into_iter().zip(judged_all) {
         match judged {
             Ok(j) if j.is_empty() => {
                 writeln!(
@@ -267,9 +252,6 @@ fn judge_runs(
             )?,
         }
     }
-    reader
-        .join()
-        .map_err(|_| Error::new(Exit::Unexpected, "the reading thread panicked"))??;
     let text = match c.format {
         PageFormat::Csv => report::judge::render_csv(&rows),
         PageFormat::Json => {
