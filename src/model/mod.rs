@@ -24,6 +24,9 @@ pub struct RunData {
     /// lines). The records without a line are among `records`.
     pub execution_facts: Vec<String>,
     pub execution_contexts: std::collections::BTreeMap<String, Value>,
+    /// What the ingest aggregated of those lines (migrations/0013), read
+    /// instead of them when it applies (src/db/execution.rs).
+    pub execution_aggregate: Option<Value>,
 }
 
 impl RunData {
