@@ -33,7 +33,12 @@ pub struct FactWriter<'c> {
     /// Comparison key (hashed: a clash only sends two records to be read
     /// whole, which gives the same report) -> the first row holding it.
     keys: HashMap<u128, usize, foldhash::fast::RandomState>,
+    /// Bodies of bulk records not reduced yet: (seq, body) in file order.
+    pending: Vec<(i64, String)>,
 }
+
+/// Bulk bodies reduced together.
+const BATCH: usize = 2048;
 
 impl<'c> FactWriter<'c> {
     pub fn new(conn: &'c Connection) -> Result<Self, DbError> {
@@ -42,35 +47,64 @@ impl<'c> FactWriter<'c> {
             contexts: Contexts::default(),
             rows: Vec::new(),
             keys: HashMap::default(),
+            pending: Vec::new(),
         })
     }
 
     /// A context definition of the file (the lines name their context).
     pub fn context(&mut self, id: &str, context: &Value) {
+        // The records waiting were written before it: they read the
+        // contexts as they were.
+        self.settle();
         self.contexts.insert(id.to_owned(), context.clone());
     }
 
     /// Notes a `records` row: a bulk type gets a line, or none when the
-    /// report must read its body.
+    /// report must read its body. The bodies wait in a batch, reduced in
+    /// parallel ([`FactWriter::settle`]): a large import has millions.
     pub fn note(&mut self, seq: i64, event_type: Option<&str>, body: &str) {
         if !event_type.is_some_and(|t| exec::BULK_TYPES.contains(&t)) {
             return;
         }
-        let Ok(Value::Object(raw)) = crate::pyjson::parse(body) else {
-            self.rows.push((seq, None));
-            return;
-        };
-        let context_id = raw
-            .get("context_id")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        let decoded = self.contexts.expand_owned(raw);
-        let line = exec::fact_line(&decoded, context_id.as_deref());
-        let at = self.rows.len();
-        self.rows.push((seq, line));
-        if let Some((identity, entity)) = exec::comparison_keys(&decoded) {
-            for key in std::iter::once(identity).chain(entity) {
-                let key = key_hash(&key);
+        self.pending.push((seq, body.to_owned()));
+        if self.pending.len() >= BATCH {
+            self.settle();
+        }
+    }
+
+    /// Reduces the waiting bodies to their lines and comparison keys, then
+    /// notes each in file order.
+    fn settle(&mut self) {
+        use rayon::prelude::*;
+        let pending = std::mem::take(&mut self.pending);
+        let contexts = &self.contexts;
+        let reduced: Vec<(i64, Option<String>, Vec<u128>)> = pending
+            .into_par_iter()
+            .map(|(seq, body)| {
+                let Ok(Value::Object(raw)) = crate::pyjson::parse(&body) else {
+                    return (seq, None, Vec::new());
+                };
+                let context_id = raw
+                    .get("context_id")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                let decoded = contexts.expand_owned(raw);
+                let (line, keys) = exec::line_and_keys(&decoded, context_id.as_deref());
+                let keys = keys
+                    .map(|(identity, entity)| {
+                        std::iter::once(identity)
+                            .chain(entity)
+                            .map(|k| key_hash(&k))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                (seq, line, keys)
+            })
+            .collect();
+        for (seq, line, keys) in reduced {
+            let at = self.rows.len();
+            self.rows.push((seq, line));
+            for key in keys {
                 match self.keys.get(&key) {
                     Some(&first) => {
                         self.rows[first].1 = None;
@@ -86,7 +120,8 @@ impl<'c> FactWriter<'c> {
 
     /// Writes the segments (segment 0 even when empty: it marks the run as
     /// ingested with its lines) and the records to read whole.
-    pub fn finish(self, run_id: &str) -> Result<(), DbError> {
+    pub fn finish(mut self, run_id: &str) -> Result<(), DbError> {
+        self.settle();
         let q = &sql::EXECUTION_DELETE_AGGREGATE;
         self.conn
             .execute(q.sql, rusqlite::named_params! {":run_id": run_id})

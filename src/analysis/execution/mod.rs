@@ -594,6 +594,25 @@ pub fn fact_line(decoded: &Map<String, Value>, raw_context_id: Option<&str>) -> 
     fact::Fact::of(&e, &scope)?.encode(context_id)
 }
 
+/// [`fact_line`] and [`comparison_keys`] of one decoded bulk record, from
+/// one parse (the ingest's cost per record).
+pub fn line_and_keys(
+    decoded: &Map<String, Value>,
+    raw_context_id: Option<&str>,
+) -> (Option<String>, Option<(String, Option<String>)>) {
+    if event::is_legacy(decoded) {
+        return (None, None);
+    }
+    let Some(e) = event::parse(decoded) else {
+        return (None, None);
+    };
+    let line = raw_context_id.and_then(|context_id| {
+        let scope = fact::Scope::default();
+        fact::Fact::of(&e, &scope)?.encode(context_id)
+    });
+    (line, Some(keys_of(&e)))
+}
+
 /// The keys under which two events are compared whole: their identity
 /// (session, producer, event id) and, for an entity, its kind and key.
 /// None for a record the parse refuses (it is only counted). Two bulk
@@ -602,7 +621,10 @@ pub fn comparison_keys(record: &Map<String, Value>) -> Option<(String, Option<St
     if event::is_legacy(record) {
         return None;
     }
-    let e = event::parse(record)?;
+    event::parse(record).map(|e| keys_of(&e))
+}
+
+fn keys_of(e: &Event<'_>) -> (String, Option<String>) {
     let (session, producer, id) = e.identity();
     let identity = format!("{session}\u{1f}{producer}\u{1f}{id}");
     let r = |k: &str| {
@@ -628,7 +650,7 @@ pub fn comparison_keys(record: &Map<String, Value>) -> Option<(String, Option<St
         event::Kind::Activity => Some(format!("a\u{1d}{}", r("activity_ref"))),
         _ => None,
     };
-    Some((identity, entity))
+    (identity, entity)
 }
 
 #[cfg(test)]
