@@ -234,14 +234,14 @@ fn write_aggregate<'a, 'c>(
     Ok(())
 }
 
+/// `(seq, str(request_id), case)` of a client request or dispatch record.
+type CaseRow = (i64, String, String);
+
 /// The `(seq, str(request_id), case)` of the run's requests and dispatch
 /// records with a truthy `x_request_id` (the block's request-to-case map),
 /// read from their tables; None when a row keeps one of those values
 /// outside its column, or a dispatch record is kept in `records`.
-fn case_rows(
-    conn: &Connection,
-    run_id: &str,
-) -> Result<Option<Vec<(i64, String, String)>>, DbError> {
+fn case_rows(conn: &Connection, run_id: &str) -> Result<Option<Vec<CaseRow>>, DbError> {
     let q = &sql::EXECUTION_RECORDS_DISPATCH_EXIST;
     let kept: bool = conn
         .query_row(q.sql, rusqlite::named_params! {":run_id": run_id}, |r| {
@@ -341,8 +341,9 @@ fn parsed(seq: i64, text: &str) -> Result<Map<String, Value>, DbError> {
     }
 }
 
-/// The run's aggregate ([`exec::Aggregate::value`]) when it has one and it
-/// stands for its fact lines beside `records` ([`exec::Aggregate::applies`]).
+/// The run's aggregate when it has one and it stands for its fact lines
+/// beside `records` ([`exec::Aggregate::applies`]): `{"figures": the block's
+/// figures, "hook_ids": ..., "starts": ...}`, the lists as newline-ended text.
 fn aggregate(
     conn: &Connection,
     run_id: &str,
@@ -380,8 +381,8 @@ fn aggregate(
     }
     Ok(Some(serde_json::json!({
         "figures": figures,
-        "hook_ids": hook_ids.lines().collect::<Vec<_>>(),
-        "starts": starts.lines().collect::<Vec<_>>(),
+        "hook_ids": hook_ids,
+        "starts": starts,
     })))
 }
 

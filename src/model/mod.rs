@@ -25,7 +25,8 @@ pub struct RunData {
     pub execution_facts: Vec<String>,
     pub execution_contexts: std::collections::BTreeMap<String, Value>,
     /// What the ingest aggregated of those lines (migrations/0013), read
-    /// instead of them when it applies (src/db/execution.rs).
+    /// instead of them when it applies (src/db/execution.rs): the block's
+    /// figures and the hook IDs and step starts as newline-ended text.
     pub execution_aggregate: Option<Value>,
 }
 

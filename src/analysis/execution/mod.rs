@@ -43,7 +43,7 @@ pub struct Inputs<'a> {
     /// and the contexts their lines name.
     pub facts: &'a [String],
     pub contexts: &'a BTreeMap<String, Value>,
-    /// What the ingest aggregated of the facts ([`Aggregate::value`]),
+    /// What the ingest aggregated of the facts (`RunData::execution_aggregate`),
     /// when the database holds it: then `facts` is empty.
     pub aggregate: Option<&'a Value>,
 }
@@ -161,13 +161,10 @@ pub fn stored_step_starts(data: &crate::model::RunData) -> Vec<f64> {
         .collect()
 }
 
-/// The strings of an array the ingest aggregated ([`Aggregate`]).
+/// The lines of a list the ingest aggregated (`RunData::execution_aggregate`): one
+/// string of newline-ended items, not an array of 90,000 strings.
 fn aggregate_strings<'a>(aggregate: &'a Value, key: &str) -> impl Iterator<Item = &'a str> {
-    pyjson::get(aggregate, key)
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
+    pyjson::get(aggregate, key).as_str().unwrap_or("").lines()
 }
 
 /// What the ingest keeps of a run's stored facts besides their lines
@@ -222,11 +219,6 @@ impl Aggregate {
             run_ids,
             identities,
         })
-    }
-
-    /// The form a report reads back (`RunData::execution_aggregate`).
-    pub fn value(&self) -> Value {
-        json!({"figures": self.figures, "hook_ids": self.hook_ids, "starts": self.starts})
     }
 
     /// Whether the aggregate stands for the stored facts beside these
