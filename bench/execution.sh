@@ -6,6 +6,7 @@
 # (the machine is noisy: the two are measured side by side).
 #
 #   bench/execution.sh                 # 90,000 requests, a step per 8, 5 runs each
+# (the two ingests are timed once each, one after the other)
 #   N=300000 STEP=4 REPEAT=3 bench/execution.sh
 #   BIN=target/release/stormlog bench/execution.sh   # default: the quick profile
 #
@@ -23,15 +24,18 @@ base="$DATA/large_$N.jsonl"
 exec_file="$DATA/large_${N}_exec$STEP.jsonl"
 [ -f "$base" ] || python3 bench/scale_large.py "$N" "$base"
 [ -f "$exec_file" ] || python3 bench/execution.py "$base" "$exec_file" "$STEP"
+ingest_walls=()
 for f in "$base" "$exec_file"; do
   db="${f%.jsonl}.db"
   rm -f "$db" "$db-wal" "$db-shm"
-  "$BIN" ingest --db "$db" "$f" > /dev/null 2>&1
+  /usr/bin/time -f "%e" -o "$DATA/time.txt" "$BIN" ingest --db "$db" "$f" > /dev/null 2>&1
+  ingest_walls+=("$(cat "$DATA/time.txt")")
 done
 run_id=$("$BIN" runs --db "${base%.jsonl}.db" --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["run_id"])')
 echo "== $N requests; base $(( $(stat -c %s "$base") / 1000000 )) MB, with the import $(( $(stat -c %s "$exec_file") / 1000000 )) MB"
 "$BIN" report --db "${exec_file%.jsonl}.db" "$run_id" --format json \
   | python3 -c 'import json,sys; e=json.load(sys.stdin)["telemetry"]["execution"]; print("execution:", e["iterations"]["total"], "steps,", e["memberships"], "memberships,", e["requests"]["run_requests_bound"], "of", e["requests"]["run_requests_total"], "bound")'
+echo "ingest without the import: ${ingest_walls[0]} s, with it: ${ingest_walls[1]} s"
 walls_base=() walls_exec=()
 for _ in $(seq 1 "$REPEAT"); do
   for which in base exec; do

@@ -62,6 +62,16 @@ query!(LOAD_EXECUTION_FACTS, "load/execution_facts");
 query!(LOAD_EXECUTION_BODIES, "load/execution_bodies");
 query!(LOAD_EXECUTION_RECORDS, "load/execution_records");
 query!(LOAD_EXECUTION_RECORDS_EXIST, "load/execution_records_exist");
+query!(EXECUTION_DELETE_AGGREGATE, "execution/delete_aggregate");
+query!(EXECUTION_INSERT_AGGREGATE, "execution/insert_aggregate");
+query!(EXECUTION_LOAD_AGGREGATE, "execution/load_aggregate");
+query!(EXECUTION_CASE_REQUESTS, "execution/case_requests");
+query!(
+    EXECUTION_RECORDS_DISPATCH_EXIST,
+    "execution/records_dispatch_exist"
+);
+query!(EXECUTION_RUNS_TO_BACKFILL, "execution/runs_to_backfill");
+query!(EXECUTION_CONTEXTS, "execution/contexts");
 query!(INGEST_DELETE_PHASE_WINDOWS, "ingest/delete_phase_windows");
 query!(INGEST_DELETE_RECORDS, "ingest/delete_records");
 query!(INGEST_DELETE_REQUESTS, "ingest/delete_requests");

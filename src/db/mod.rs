@@ -87,6 +87,10 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
         "0012_dispatches_first_contents",
         include_str!("../../migrations/0012_dispatches_first_contents.sql"),
     ),
+    (
+        "0013_execution_aggregates",
+        include_str!("../../migrations/0013_execution_aggregates.sql"),
+    ),
 ];
 
 /// The schema version a migration brings, by the name after its number.
@@ -423,6 +427,11 @@ fn migrate(conn: &mut Connection, path: &Path, from: i64) -> Result<(), DbError>
     if start < typed && SCHEMA_VERSION >= typed {
         // Their records, kept whole until then, move to the new tables.
         store::move_to_typed_tables(&tx, &["infer.dispatch", "infer.first_content"])?;
+    }
+    let aggregates = applied_by("0013_execution_aggregates");
+    if start < aggregates && SCHEMA_VERSION >= aggregates {
+        // Last: its figures read the dispatches moved just above.
+        execution::backfill(&tx)?;
     }
     tx.commit().map_err(|source| DbError::Open {
         path: path.to_owned(),

@@ -27,6 +27,10 @@ pub struct RunData {
     /// lines). The records without a line are among `records`.
     pub execution_facts: Vec<String>,
     pub execution_contexts: std::collections::BTreeMap<String, Value>,
+    /// What the ingest aggregated of those lines (migrations/0013), read
+    /// instead of them when it applies (src/db/execution.rs): the block's
+    /// figures and the hook IDs and step starts as newline-ended text.
+    pub execution_aggregate: Option<Value>,
 }
 
 impl RunData {

@@ -391,6 +391,7 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
                 dispatches: &data.dispatches,
                 facts: &data.execution_facts,
                 contexts: &data.execution_contexts,
+                aggregate: data.execution_aggregate.as_ref(),
             }),
         },
     });
@@ -463,9 +464,7 @@ pub(crate) fn admitted_ids(
         .filter(|x| pyjson::truthy(x))
         .map(pyjson::str_form)
         .collect();
-    hook.extend(crate::analysis::execution::stored_hook_ids(
-        &data.execution_facts,
-    ));
+    hook.extend(crate::analysis::execution::stored_hook_ids(data));
     let span_source = !external_spans.is_empty()
         || data.of_type("infer.vllm_span").next().is_some()
         || data.of_type("infer.session").any(|s| {

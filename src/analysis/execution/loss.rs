@@ -9,7 +9,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{json, Map, Value};
 
 use super::event::{Event, Kind};
-use super::steps::{Steps, INCOMPLETE};
 use crate::pyjson;
 
 /// Each execution import's summary in artifact order: the engine adapter's
@@ -54,7 +53,8 @@ const COUNTERS: [&str; 4] = [
     "startup_unranged",
 ];
 
-pub fn capture_loss(imports: &[Value], steps: &Steps<'_, '_>) -> Value {
+/// `incomplete` and `update_failed`: how many imported steps were so.
+pub fn capture_loss(imports: &[Value], incomplete: u64, update_failed: u64) -> Value {
     let mut latest: BTreeMap<String, &Map<String, Value>> = BTreeMap::new();
     let mut unattached: BTreeSet<(String, i64)> = BTreeSet::new();
     for item in imports {
@@ -96,12 +96,6 @@ pub fn capture_loss(imports: &[Value], steps: &Steps<'_, '_>) -> Value {
             _ => 0,
         };
     }
-    let iterations = steps.iterations.values();
-    let incomplete = iterations
-        .clone()
-        .filter(|it| it.label.as_deref() == Some(INCOMPLETE))
-        .count();
-    let update_failed = iterations.filter(|it| it.update_failed).count();
     let total = |k: &str| totals.get(k).copied().unwrap_or(0);
     json!({
         "epochs": latest.len(),

@@ -43,19 +43,24 @@ pub struct Inputs<'a> {
     /// and the contexts their lines name.
     pub facts: &'a [String],
     pub contexts: &'a BTreeMap<String, Value>,
+    /// What the ingest aggregated of the facts (`RunData::execution_aggregate`),
+    /// when the database holds it: then `facts` is empty.
+    pub aggregate: Option<&'a Value>,
 }
 
 /// Whether the block can be more than `{"available": false}`, so that the
 /// dispatch records are worth loading: an engine-adapter capability or an
 /// iteration among the records.
-pub fn needs_dispatches(records: &[(i64, Value)], facts: &[String]) -> bool {
-    !facts.is_empty()
-        || records.iter().any(|(_, r)| {
-            matches!(
-                pyjson::get(r, "event_type").as_str(),
-                Some("infer.iteration") | Some("infer.capabilities")
-            )
-        })
+pub fn needs_dispatches(data: &crate::model::RunData) -> bool {
+    // The aggregate holds the figures that read them.
+    data.execution_aggregate.is_none()
+        && (!data.execution_facts.is_empty()
+            || data.records.iter().any(|(_, r)| {
+                matches!(
+                    pyjson::get(r, "event_type").as_str(),
+                    Some("infer.iteration") | Some("infer.capabilities")
+                )
+            }))
 }
 
 /// The client's request IDs to their cases: `str(request_id)` ->
@@ -65,7 +70,7 @@ pub fn needs_dispatches(records: &[(i64, Value)], facts: &[String]) -> bool {
 /// A request without a `case_id` key is grouped as `unknown` by the loaded
 /// view, where the reference's map says `None`; the report's cases call it
 /// `unknown` too, so that request's case name differs only here.
-fn cases_by_request<'a>(inputs: &Inputs<'a>) -> HashMap<Cow<'a, str>, Cow<'a, str>, RandomState> {
+fn cases_by_request<'a>(inputs: &Inputs<'a>) -> CaseMap<'a> {
     let mut found: Vec<(i64, Cow<'a, str>, Cow<'a, str>)> = Vec::new();
     for r in inputs.requests {
         if pyjson::truthy(&r.x_request_id) {
@@ -90,8 +95,7 @@ fn cases_by_request<'a>(inputs: &Inputs<'a>) -> HashMap<Cow<'a, str>, Cow<'a, st
         }
     }
     // Each source comes in file order: a stable sort merges the runs.
-    found.sort_by_key(|(seq, _, _)| *seq);
-    found.into_iter().map(|(_, id, case)| (id, case)).collect()
+    case_map(found)
 }
 
 /// Python's `str(v)`, borrowed when `v` is a string.
@@ -121,10 +125,15 @@ fn events(records: &[(i64, Value)]) -> (Vec<Event<'_>>, usize) {
 
 /// The hook requests' truthy `metadata.x_request_id`s among the stored
 /// facts (the server-confirmed requests, report.md §4.2.5; those kept as
-/// records are read there).
-pub fn stored_hook_ids(facts: &[String]) -> Vec<String> {
+/// records are read there), from the lines or the ingest's aggregate.
+pub fn stored_hook_ids(data: &crate::model::RunData) -> Vec<String> {
     use rayon::prelude::*;
-    facts
+    if let Some(aggregate) = &data.execution_aggregate {
+        return aggregate_strings(aggregate, "hook_ids")
+            .map(str::to_owned)
+            .collect();
+    }
+    data.execution_facts
         .par_iter()
         .flat_map_iter(|segment| {
             segment
@@ -139,15 +148,138 @@ pub fn stored_hook_ids(facts: &[String]) -> Vec<String> {
 }
 
 /// The steps' `metadata.start_wall_ns` among the stored facts.
-pub fn stored_step_starts(facts: &[String]) -> impl Iterator<Item = f64> + '_ {
-    fact::lines(facts)
+pub fn stored_step_starts(data: &crate::model::RunData) -> Vec<f64> {
+    if let Some(aggregate) = &data.execution_aggregate {
+        return aggregate_strings(aggregate, "starts")
+            .filter_map(|v| v.parse().ok())
+            .collect();
+    }
+    fact::lines(&data.execution_facts)
         .filter(|line| line.starts_with('i'))
         .filter_map(|line| fact::field(line, 'i', 10))
         .filter_map(|v| v.parse().ok())
+        .collect()
+}
+
+/// The lines of a list the ingest aggregated (`RunData::execution_aggregate`): one
+/// string of newline-ended items, not an array of 90,000 strings.
+fn aggregate_strings<'a>(aggregate: &'a Value, key: &str) -> impl Iterator<Item = &'a str> {
+    pyjson::get(aggregate, key).as_str().unwrap_or("").lines()
+}
+
+/// What the ingest keeps of a run's stored facts besides their lines
+/// (`execution_aggregates`, migrations/0013), so that a report reads a few
+/// values instead of every line: the block's [`figures`], and the two lists
+/// the admitted requests and the observer read.
+pub struct Aggregate {
+    pub figures: Value,
+    /// The hook requests' truthy `metadata.x_request_id`s (may repeat).
+    pub hook_ids: Vec<String>,
+    /// Every stored step's `metadata.start_wall_ns` as its line wrote it.
+    pub starts: Vec<String>,
+    /// The facts' distinct run IDs.
+    pub run_ids: Vec<String>,
+    /// [`identity_hash`] of every fact, sorted, without repeats.
+    pub identities: Vec<u64>,
+}
+
+impl Aggregate {
+    /// The facts' aggregate, `cases` being the client's request map; None
+    /// when a line does not read (the report then reads the lines).
+    pub fn of<'a>(
+        lines: impl Iterator<Item = &'a str>,
+        scopes: &HashMap<&str, fact::Scope<'_>, RandomState>,
+        cases: &CaseMap<'_>,
+    ) -> Option<Aggregate> {
+        let mut facts = Vec::new();
+        for line in lines {
+            facts.push(fact::Fact::decode(line, |id| scopes.get(id))?);
+        }
+        let mut run_ids: Vec<String> = Vec::new();
+        let mut identities = Vec::with_capacity(facts.len());
+        let (mut hook_ids, mut starts) = (Vec::new(), Vec::new());
+        for f in &facts {
+            if !run_ids.iter().any(|r| r == f.scope.run_id) {
+                run_ids.push(f.scope.run_id.to_owned());
+            }
+            identities.push(identity_hash(f.scope.session, f.scope.producer, f.event_id));
+            if let Some(x) = &f.x_request_id {
+                hook_ids.push(x.to_string());
+            }
+            if let Some(at) = f.start_wall {
+                starts.push(format!("{at:?}"));
+            }
+        }
+        identities.sort_unstable();
+        identities.dedup();
+        Some(Aggregate {
+            figures: figures(&facts, cases),
+            hook_ids,
+            starts,
+            run_ids,
+            identities,
+        })
+    }
+
+    /// Whether the aggregate stands for the stored facts beside these
+    /// records (the run's others, decoded): the block from the lines would
+    /// find no second run and no fact sharing an identity with a record's
+    /// event (check_stored), and no bulk entity among the records.
+    pub fn applies(run_ids: &[String], identities: &[u64], records: &[(i64, Value)]) -> bool {
+        let [run] = run_ids else {
+            // No fact: nothing to check; facts of two runs: the error.
+            return run_ids.is_empty();
+        };
+        let mut first: Option<(i64, &str)> = None;
+        for (seq, r) in records {
+            let Some(m) = r.as_object() else { continue };
+            if event::is_legacy(m) {
+                continue;
+            }
+            let Some(e) = event::parse(m) else { continue };
+            if matches!(
+                e.kind,
+                event::Kind::Request
+                    | event::Kind::Iteration
+                    | event::Kind::Membership
+                    | event::Kind::Activity
+            ) {
+                return false;
+            }
+            let (session, producer, id) = e.identity();
+            if identities
+                .binary_search(&identity_hash(session, producer, id))
+                .is_ok()
+            {
+                return false;
+            }
+            if first.is_none_or(|(s, _)| *seq < s) {
+                first = Some((*seq, e.run_id()));
+            }
+        }
+        first.is_none_or(|(_, r)| r == run)
+    }
+}
+
+/// A stable 64-bit hash (FNV-1a) of an event's identity: the aggregate's
+/// check for a clash with a record's event (a match sends the report to
+/// the lines, which compare the identities themselves).
+pub fn identity_hash(session: &str, producer: &str, id: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in [session, producer, id] {
+        for b in part.bytes().chain([0x1f]) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
 }
 
 /// The block (report.md §6.4).
 pub fn block(inputs: &Inputs<'_>) -> Value {
+    if let Some(aggregate) = inputs.aggregate {
+        return from_aggregate(inputs.records, pyjson::get(aggregate, "figures"));
+    }
     let (events, mut skipped) = events(inputs.records);
     let imports = loss::imports(&events);
     let graph = match resolve::resolve(&events) {
@@ -205,6 +337,45 @@ pub fn block(inputs: &Inputs<'_>) -> Value {
     if let Err(e) = check_stored(&events, &facts[resolved..]) {
         return unresolved(e, imports);
     }
+    let cases = cases_by_request(inputs);
+    assemble(figures(&facts, &cases), imports, skipped)
+}
+
+/// The block from what the ingest aggregated of the stored facts
+/// ([`figures`], `execution_aggregates`): the records read whole are only
+/// the few non-bulk ones (the load checked that no stored fact clashes with
+/// them, db/execution.rs).
+fn from_aggregate(records: &[(i64, Value)], aggregate: &Value) -> Value {
+    let (events, skipped) = events(records);
+    let imports = loss::imports(&events);
+    if let Err(e) = resolve::resolve(&events) {
+        return unresolved(e, imports);
+    }
+    assemble(aggregate.clone(), imports, skipped)
+}
+
+/// The client's request IDs to their cases ([`cases_by_request`]).
+pub type CaseMap<'a> = HashMap<Cow<'a, str>, Cow<'a, str>, RandomState>;
+
+/// The client requests' `(seq, request_id, case, x_request_id)` to their
+/// [`CaseMap`], as the block builds it (the later record winning).
+pub fn case_map<'a>(
+    found: impl IntoIterator<Item = (i64, Cow<'a, str>, Cow<'a, str>)>,
+) -> CaseMap<'a> {
+    let mut found: Vec<_> = found.into_iter().collect();
+    found.sort_by_key(|(seq, _, _)| *seq);
+    found.into_iter().map(|(_, id, case)| (id, case)).collect()
+}
+
+/// Python's `str(v)` of a request ID or case (the map's keys and values).
+pub fn str_form_of(v: &Value) -> Cow<'_, str> {
+    str_of(v)
+}
+
+/// What the block says of the bulk facts: every figure but the imports,
+/// the capture loss's counters and `skipped_records`. `imported` is how
+/// many imported steps there were (none and no import: not available).
+pub fn figures(facts: &[fact::Fact<'_>], cases: &CaseMap<'_>) -> Value {
     let of_kind =
         |k: event::Kind| -> Vec<&fact::Fact<'_>> { facts.iter().filter(|f| f.kind == k).collect() };
     let iterations: HashMap<_, _, RandomState> = of_kind(event::Kind::Iteration)
@@ -212,14 +383,10 @@ pub fn block(inputs: &Inputs<'_>) -> Value {
         .filter(|it| it.scope.source == IMPORT_SOURCE)
         .filter_map(|it| it.main.map(|r| (r, it)))
         .collect();
-    if imports.is_empty() && iterations.is_empty() {
-        return json!({"available": false});
-    }
     let memberships = of_kind(event::Kind::Membership);
     let activities = of_kind(event::Kind::Activity);
     let requests: Vec<&fact::Fact<'_>> = of_kind(event::Kind::Request);
-    let cases = cases_by_request(inputs);
-    let steps = steps::Steps::new(iterations, &memberships, &cases);
+    let steps = steps::Steps::new(iterations, &memberships, cases);
     let (mut scopes, unmeasured) = gpu::dimensions(&activities, &steps);
     let mut owners: BTreeMap<&str, i64> = BTreeMap::new();
     for m in memberships.iter().copied() {
@@ -227,22 +394,55 @@ pub fn block(inputs: &Inputs<'_>) -> Value {
             *owners.entry(steps::ownership(m)).or_default() += 1;
         }
     }
-    let mut block = json!({
-        "available": true,
-        "iterations": iteration_counts(&steps),
-        "memberships": owners,
-        "requests": request_counts(&requests, cases.len()),
-        "capture_loss": loss::capture_loss(&imports, &steps),
-        "cases": case_coverage(&steps, &mut scopes),
-        "non_additive": NON_ADDITIVE,
-        "unmeasured": unmeasured,
-        "imports": imports,
-    });
+    let its = steps.iterations.values();
+    let incomplete = its
+        .clone()
+        .filter(|it| it.label.as_deref() == Some(steps::INCOMPLETE))
+        .count();
+    let update_failed = its.filter(|it| it.update_failed).count();
+    let cases_block = case_coverage(&steps, &mut scopes);
     let gpu: Map<String, Value> = scopes
         .iter_mut()
         .map(|(k, scope)| (k.clone(), scope.summary()))
         .collect();
-    block["gpu"] = Value::Object(gpu);
+    json!({
+        "imported": steps.iterations.len(),
+        "iterations": iteration_counts(&steps),
+        "memberships": owners,
+        "requests": request_counts(&requests, cases.len()),
+        "incomplete_iterations": incomplete,
+        "update_failed_iterations": update_failed,
+        "cases": cases_block,
+        "unmeasured": unmeasured,
+        "gpu": gpu,
+    })
+}
+
+/// The block from the facts' [`figures`], the imports and the records the
+/// parse refused.
+fn assemble(mut figures: Value, imports: Vec<Value>, skipped: usize) -> Value {
+    let imported = figures["imported"].as_u64().unwrap_or(0);
+    if imports.is_empty() && imported == 0 {
+        return json!({"available": false});
+    }
+    let mut take = |k: &str| figures.get_mut(k).map(Value::take).unwrap_or(Value::Null);
+    let loss = loss::capture_loss(
+        &imports,
+        take("incomplete_iterations").as_u64().unwrap_or(0),
+        take("update_failed_iterations").as_u64().unwrap_or(0),
+    );
+    let mut block = json!({
+        "available": true,
+        "iterations": take("iterations"),
+        "memberships": take("memberships"),
+        "requests": take("requests"),
+        "capture_loss": loss,
+        "cases": take("cases"),
+        "non_additive": NON_ADDITIVE,
+        "unmeasured": take("unmeasured"),
+        "imports": imports,
+        "gpu": take("gpu"),
+    });
     if skipped > 0 {
         block["skipped_records"] = json!(skipped);
     }
@@ -386,6 +586,25 @@ pub fn fact_line(decoded: &Map<String, Value>, raw_context_id: Option<&str>) -> 
     fact::Fact::of(&e, &scope)?.encode(context_id)
 }
 
+/// [`fact_line`] and [`comparison_keys`] of one decoded bulk record, from
+/// one parse (the ingest's cost per record).
+pub fn line_and_keys(
+    decoded: &Map<String, Value>,
+    raw_context_id: Option<&str>,
+) -> (Option<String>, Option<(String, Option<String>)>) {
+    if event::is_legacy(decoded) {
+        return (None, None);
+    }
+    let Some(e) = event::parse(decoded) else {
+        return (None, None);
+    };
+    let line = raw_context_id.and_then(|context_id| {
+        let scope = fact::Scope::default();
+        fact::Fact::of(&e, &scope)?.encode(context_id)
+    });
+    (line, Some(keys_of(&e)))
+}
+
 /// The keys under which two events are compared whole: their identity
 /// (session, producer, event id) and, for an entity, its kind and key.
 /// None for a record the parse refuses (it is only counted). Two bulk
@@ -394,7 +613,10 @@ pub fn comparison_keys(record: &Map<String, Value>) -> Option<(String, Option<St
     if event::is_legacy(record) {
         return None;
     }
-    let e = event::parse(record)?;
+    event::parse(record).map(|e| keys_of(&e))
+}
+
+fn keys_of(e: &Event<'_>) -> (String, Option<String>) {
     let (session, producer, id) = e.identity();
     let identity = format!("{session}\u{1f}{producer}\u{1f}{id}");
     let r = |k: &str| {
@@ -420,7 +642,7 @@ pub fn comparison_keys(record: &Map<String, Value>) -> Option<(String, Option<St
         event::Kind::Activity => Some(format!("a\u{1d}{}", r("activity_ref"))),
         _ => None,
     };
-    Some((identity, entity))
+    (identity, entity)
 }
 
 #[cfg(test)]

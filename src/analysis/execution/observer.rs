@@ -198,7 +198,7 @@ pub(crate) fn execution(data: &RunData, cfg: &Value, phases: &[Phase]) -> Value 
         .of_type("infer.iteration")
         .filter_map(|r| pyjson::number(pyjson::get(pyjson::get(r, "metadata"), "start_wall_ns")))
         .collect();
-    starts.extend(super::stored_step_starts(&data.execution_facts));
+    starts.extend(super::stored_step_starts(data));
     let mut judged = Map::new();
     for p in phases {
         let mut reasons = problems.clone();

@@ -50,6 +50,7 @@ fn block_of(records: &[(i64, Value)], requests: &[Request]) -> Value {
         dispatches: &[],
         facts: &[],
         contexts: &contexts,
+        aggregate: None,
     })
 }
 

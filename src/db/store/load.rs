@@ -163,13 +163,7 @@ pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
     // Sequence numbers are unique within a run, so an unstable sort gives the
     // same order; a stable one would allocate half the requests again as
     // scratch (75 MB at 300,000 requests). The requests arrive in order anyway.
-    crate::db::execution::load(
-        conn,
-        run_id,
-        &contexts,
-        &mut data.records,
-        &mut data.execution_facts,
-    )?;
+    crate::db::execution::load(conn, run_id, &contexts, &mut data)?;
     if !data.execution_facts.is_empty() {
         data.execution_contexts = contexts
             .entries()
@@ -177,7 +171,7 @@ pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
             .collect();
     }
     data.records.sort_unstable_by_key(|(seq, _)| *seq);
-    if crate::analysis::execution::needs_dispatches(&data.records, &data.execution_facts) {
+    if crate::analysis::execution::needs_dispatches(&data) {
         data.dispatches = load_dispatches(conn, run_id)?;
     }
     // The requests come in order (load_requests).
