@@ -2,10 +2,9 @@
 //! text: which module may name clap, rusqlite and sysinfo, who may import
 //! `cli`, and that the top-level modules import each other without a cycle.
 //!
-//! Today's violations are listed in [`ALLOWLIST`] (the work of issue 20
-//! removes them). The test fails when a violation appears that the list does
-//! not name, and when the list names one that is gone: shrink the list as
-//! the code gets there, until it is empty.
+//! The rules hold with no exception. Test code (`#[cfg(test)]` items and
+//! test-only module files) may build its fixtures with any module, so it is
+//! left out of the import graph; the file rules apply to it too.
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -21,72 +20,6 @@ enum Rule {
     /// Names rusqlite outside src/db.
     Rusqlite,
 }
-
-/// Today's violations: (rule, file under src/) for the file rules, and
-/// "from -> to" for an import edge that lies on a cycle.
-const ALLOWLIST: &[(Rule, &str)] = &[
-    (Rule::Clap, "collector/args.rs"),
-    (Rule::Clap, "collector/tests.rs"),
-    (Rule::Clap, "compare/conformance_tests.rs"),
-    (Rule::Clap, "compare/mod.rs"),
-    (Rule::Clap, "sqlcmd/format.rs"),
-    (Rule::Clap, "sqlcmd/mod.rs"),
-    (Rule::Clap, "sqlcmd/tests.rs"),
-    (Rule::CliImport, "compare/mod.rs"),
-    (Rule::CliImport, "sqlcmd/mod.rs"),
-    (Rule::CliImport, "sqlcmd/tests.rs"),
-    (Rule::Rusqlite, "cli/commands.rs"),
-    (Rule::Rusqlite, "compare/mod.rs"),
-    (Rule::Rusqlite, "ingest/fast.rs"),
-    (Rule::Rusqlite, "ingest/mod.rs"),
-    (Rule::Rusqlite, "ingest/spans.rs"),
-    (Rule::Rusqlite, "ingest/telemetry.rs"),
-    (Rule::Rusqlite, "sqlcmd/mod.rs"),
-];
-
-/// Today's import edges between top-level modules that lie on a cycle
-/// (the test prints each cycle with the file that makes each edge).
-const CYCLE_ALLOWLIST: &[&str] = &[
-    "analysis -> ingest",
-    "cli -> compare",
-    "cli -> history",
-    "cli -> html",
-    "cli -> ops",
-    "cli -> report",
-    "cli -> sqlcmd",
-    "collector -> ingest",
-    "compare -> cli",
-    "compare -> html",
-    "compare -> report",
-    "db -> analysis",
-    "db -> ingest",
-    "db -> join",
-    "history -> compare",
-    "history -> sqlcmd",
-    "html -> ops",
-    "html -> report",
-    "ingest -> collector",
-    "ingest -> db",
-    "ingest -> join",
-    "ingest -> vllm",
-    "join -> ingest",
-    "model -> py",
-    "model -> pyjson",
-    "ops -> compare",
-    "ops -> history",
-    "ops -> html",
-    "ops -> report",
-    "ops -> sqlcmd",
-    "py -> pyjson",
-    "py -> slo",
-    "pyjson -> py",
-    "report -> sqlcmd",
-    "slo -> model",
-    "slo -> py",
-    "slo -> pyjson",
-    "sqlcmd -> cli",
-    "vllm -> analysis",
-];
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
@@ -265,13 +198,14 @@ fn module_graph(files: &[(String, String)]) -> BTreeMap<(String, String), String
         .map(|(rel, _)| top(rel))
         .filter(|m| !matches!(*m, "lib" | "main"))
         .collect();
+    let test_files = test_only_files(files);
     let mut edges = BTreeMap::new();
     for (rel, text) in files {
         let from = top(rel);
-        if !modules.contains(from) {
+        if !modules.contains(from) || test_files.contains(rel) {
             continue;
         }
-        for to in crate_paths(&code_of(text)) {
+        for to in crate_paths(&without_tests(&code_of(text))) {
             if to != from && modules.contains(to.as_str()) {
                 edges
                     .entry((from.to_owned(), to))
@@ -280,6 +214,84 @@ fn module_graph(files: &[(String, String)]) -> BTreeMap<(String, String), String
         }
     }
     edges
+}
+
+/// `code` without its `#[cfg(test)]` items (a test module's block, or its
+/// `mod name;` line): tests may build their fixtures with any module, so the
+/// import graph is the one of the code that ships.
+fn without_tests(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut rest = code;
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        out.push_str(&rest[..at]);
+        rest = &rest[at + "#[cfg(test)]".len()..];
+        // Further attributes of the same item.
+        loop {
+            let t = rest.trim_start();
+            if t.starts_with("#[") {
+                rest = &t[t.find(']').map_or(t.len(), |e| e + 1)..];
+            } else {
+                rest = t;
+                break;
+            }
+        }
+        let semi = rest.find(';').unwrap_or(rest.len());
+        let open = rest.find('{').unwrap_or(rest.len());
+        if semi < open {
+            rest = &rest[(semi + 1).min(rest.len())..];
+            continue;
+        }
+        // The block, braces in string literals skipped.
+        let b = rest.as_bytes();
+        let (mut depth, mut i, mut in_str) = (0usize, open, false);
+        while i < b.len() {
+            match (in_str, b[i]) {
+                (true, b'\\') => i += 1,
+                (true, b'"') => in_str = false,
+                (false, b'"') => in_str = true,
+                (false, b'{') => depth += 1,
+                (false, b'}') => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        rest = &rest[(i + 1).min(rest.len())..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The files under src/ that are test modules (declared `#[cfg(test)] mod name;`).
+fn test_only_files(files: &[(String, String)]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (rel, text) in files {
+        let code = code_of(text);
+        let dir = match rel.rsplit_once('/') {
+            Some((d, f)) if f == "mod.rs" => format!("{d}/"),
+            Some((d, f)) => format!("{d}/{}/", f.trim_end_matches(".rs")),
+            None if rel == "lib.rs" || rel == "main.rs" => String::new(),
+            None => format!("{}/", rel.trim_end_matches(".rs")),
+        };
+        let mut rest = code.as_str();
+        while let Some(at) = rest.find("#[cfg(test)]") {
+            rest = &rest[at + "#[cfg(test)]".len()..];
+            let mut words = idents(rest.trim_start());
+            if let (Some("mod"), Some(name)) = (words.next(), words.next()) {
+                let after = rest.trim_start();
+                let semi = after.find(';').unwrap_or(after.len());
+                if semi < after.find('{').unwrap_or(after.len()) {
+                    out.insert(format!("{dir}{name}.rs"));
+                    out.insert(format!("{dir}{name}/mod.rs"));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The strongly connected components of more than one module (Tarjan).
@@ -346,49 +358,27 @@ fn cycles(edges: &BTreeSet<(String, String)>) -> Vec<BTreeSet<String>> {
     s.out
 }
 
-/// "new" and "gone" entries of a found set against its allowlist, as lines.
-fn diff<T: Ord + std::fmt::Debug>(found: &BTreeSet<T>, allowed: &BTreeSet<T>) -> Vec<String> {
-    let mut out: Vec<String> = found
-        .difference(allowed)
-        .map(|v| format!("new violation (fix it, do not list it): {v:?}"))
-        .collect();
-    out.extend(
-        allowed
-            .difference(found)
-            .map(|v| format!("fixed (remove it from the allowlist): {v:?}")),
-    );
-    out
-}
-
 #[test]
-fn file_rules_hold_except_the_allowlist() {
-    let mut found = BTreeSet::new();
+fn file_rules_hold() {
+    let mut found = Vec::new();
     for (rel, text) in sources() {
         for rule in violations(&rel, &code_of(&text)) {
-            found.insert((rule, rel.clone()));
+            found.push(format!("src/{rel}: {rule:?}"));
         }
     }
-    let allowed: BTreeSet<(Rule, String)> = ALLOWLIST
-        .iter()
-        .map(|(r, f)| (*r, (*f).to_owned()))
-        .collect();
-    assert_eq!(
-        allowed.len(),
-        ALLOWLIST.len(),
-        "the allowlist repeats an entry"
+    assert!(
+        found.is_empty(),
+        "layering rules broken (docs/architecture.md says who may use what):\n{}",
+        found.join("\n")
     );
-    let problems = diff(&found, &allowed);
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
 #[test]
-fn top_level_modules_import_without_a_cycle_except_the_allowlist() {
+fn top_level_modules_import_without_a_cycle() {
     let graph = module_graph(&sources());
     let edges: BTreeSet<(String, String)> = graph.keys().cloned().collect();
-    let sccs = cycles(&edges);
     let mut report = Vec::new();
-    let mut on_cycle = BTreeSet::new();
-    for scc in &sccs {
+    for scc in cycles(&edges) {
         report.push(format!(
             "cycle among {}:",
             scc.iter().cloned().collect::<Vec<_>>().join(", ")
@@ -396,18 +386,24 @@ fn top_level_modules_import_without_a_cycle_except_the_allowlist() {
         for ((a, b), file) in &graph {
             if scc.contains(a) && scc.contains(b) {
                 report.push(format!("  {a} -> {b} (first in src/{file})"));
-                on_cycle.insert(format!("{a} -> {b}"));
             }
         }
     }
-    let allowed: BTreeSet<String> = CYCLE_ALLOWLIST.iter().map(|e| (*e).to_owned()).collect();
-    let problems = diff(&on_cycle, &allowed);
-    assert!(
-        problems.is_empty(),
-        "{}\n\n{}",
-        problems.join("\n"),
-        report.join("\n")
-    );
+    assert!(report.is_empty(), "{}", report.join("\n"));
+}
+
+#[test]
+fn test_code_is_left_out_of_the_import_graph() {
+    let code = "use crate::a::x;\n#[cfg(test)]\n#[allow(x)]\nmod tests {\n    use crate::b; let s = \"}\"; fn f() { crate::c::g(); }\n}\nfn h() { crate::d::k(); }\n#[cfg(test)]\nmod more;\n";
+    let kept = crate_paths(&without_tests(code));
+    assert_eq!(kept, ["a", "d"].iter().map(|s| s.to_string()).collect());
+    let files = vec![
+        ("ingest/mod.rs".to_owned(), code.to_owned()),
+        ("db/x.rs".to_owned(), "#[cfg(test)] mod t;".to_owned()),
+    ];
+    let tests = test_only_files(&files);
+    assert!(tests.contains("ingest/more.rs") && tests.contains("db/x/t.rs"));
+    assert!(!tests.contains("ingest/tests.rs"));
 }
 
 #[test]
