@@ -35,7 +35,6 @@ pub mod model;
 pub mod ops;
 pub mod output;
 pub mod py;
-pub use py::json as pyjson;
 pub mod report;
 pub mod slo;
 pub mod sql;

@@ -3,7 +3,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::model::RunData;
-use crate::pyjson;
+use crate::py::json as pyjson;
 
 /// A compared phase: a measured phase window with numeric start and drain end.
 pub(crate) struct Phase {

@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 
 use crate::model::Request;
 use crate::py::int::{int_value, Int};
-use crate::pyjson;
+use crate::py::json as pyjson;
 
 /// Which requests belong to a segment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::CompareError;
 use crate::db::runs::LabeledRun;
-use crate::pyjson;
+use crate::py::json as pyjson;
 
 /// What the flags ask for.
 #[derive(Debug, Clone, PartialEq)]

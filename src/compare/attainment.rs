@@ -7,7 +7,7 @@ use super::ojson::{obj, J};
 use super::spec::{AttainmentModel, Spec};
 use super::stats::{clopper_pearson, run_pass_gate, t_quantile, FAIL, NOT_EVALUABLE, PASS};
 use super::summary::RunSummary;
-use crate::pyjson::{get, number, truthy};
+use crate::py::json::{get, number, truthy};
 
 pub(super) fn attainment_gate(
     case_id: &str,
@@ -57,7 +57,7 @@ pub(super) fn attainment_gate(
         let count = |key: &str| -> u64 {
             candidate
                 .iter()
-                .map(|r| crate::pyjson::int_value(get(r.slo(case_id), key)).max(0) as u64)
+                .map(|r| crate::py::json::int_value(get(r.slo(case_id), key)).max(0) as u64)
                 .sum()
         };
         let (met, offered) = (count("met"), count("offered"));

@@ -19,7 +19,7 @@ use super::stats::{
 };
 use super::summary::RunSummary;
 use super::CompareError;
-use crate::pyjson::{get, str_form};
+use crate::py::json::{get, str_form};
 
 pub(super) fn case(
     case_id: &str,

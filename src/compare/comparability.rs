@@ -10,7 +10,7 @@ use super::engine::{arm_runs, Arms, WithinArm, BASELINE, CANDIDATE};
 use super::spec::Spec;
 use super::summary::RunSummary;
 use super::CompareError;
-use crate::pyjson::{get, truthy};
+use crate::py::json::{get, truthy};
 
 pub(super) type CompatOut = (
     Compatibility,
@@ -123,8 +123,8 @@ pub(super) fn incompatible(what: &str, result: &Compatibility, flag: &str) -> St
             format!(
                 "{} ({} vs {})",
                 d.name,
-                crate::pyjson::str_form(&repr_value(&d.a)),
-                crate::pyjson::str_form(&repr_value(&d.b))
+                crate::py::json::str_form(&repr_value(&d.a)),
+                crate::py::json::str_form(&repr_value(&d.b))
             )
         })
         .collect();
@@ -146,7 +146,7 @@ pub(super) fn incompatible(what: &str, result: &Compatibility, flag: &str) -> St
 
 /// A value as Python's `repr` shows it (strings quoted).
 pub(super) fn repr_value(v: &Value) -> Value {
-    match crate::pyjson::as_py_str(v) {
+    match crate::py::json::as_py_str(v) {
         Some(s) => Value::String(crate::py::text::repr_str(s)),
         None => v.clone(),
     }

@@ -20,7 +20,7 @@ use super::ojson::{obj, J};
 use super::spec::Design;
 use super::stats::{GateOutcome, MetricComparison, FAIL, INDEPENDENT, NOT_EVALUABLE, PAIRED};
 use super::CompareError;
-use crate::pyjson::{get, number, str_form, truthy};
+use crate::py::json::{get, number, str_form, truthy};
 
 pub const BASELINE: &str = "baseline";
 pub const CANDIDATE: &str = "candidate";
@@ -615,7 +615,7 @@ pub(super) fn same_realization(a: &RunSummary, b: &RunSummary) -> bool {
     if !(x.known() && y.known()) {
         return true;
     }
-    crate::pyjson::py_eq(&x.value, &y.value)
+    crate::py::json::py_eq(&x.value, &y.value)
 }
 
 pub(super) fn blocks_set_aside(arms: &Arms, excluded: &[Excluded], case_id: &str) -> Vec<String> {

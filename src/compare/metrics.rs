@@ -9,7 +9,7 @@ use super::stats::{
     RunValue, DIFFERENCE, FRACTION_UNIT, HIGHER_IS_BETTER, LOG_RATIO, LOWER_IS_BETTER, RELATIVE,
 };
 use super::text::{py_g, py_pct};
-use crate::pyjson::{get, is_number, number, real, str_form, truthy};
+use crate::py::json::{get, is_number, number, real, str_form, truthy};
 
 pub const UNMEASURABLE: &str = "unmeasurable";
 pub const POPULATION_UNRECORDED: &str = "population_unrecorded";

@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use crate::pyjson;
+use crate::py::json as pyjson;
 
 /// One JSON value whose objects keep their keys in insertion order.
 #[derive(Debug, Clone, PartialEq)]

@@ -264,7 +264,7 @@ impl Spec {
 }
 
 fn py_float(x: f64) -> String {
-    crate::pyjson::float_repr(x)
+    crate::py::json::float_repr(x)
 }
 
 /// One `--gate METRIC=RULE:BUDGET` flag, checked as the reference checks it.

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::compat::{self, Fields};
 use super::CompareError;
-use crate::pyjson::{get, is_int, str_form, truthy};
+use crate::py::json::{get, is_int, str_form, truthy};
 
 /// Between a case and its segment in a comparable case's id (`case/segment`).
 pub const SEGMENT_SEPARATOR: char = '/';
@@ -48,7 +48,7 @@ impl RunSummary {
             if line.trim().is_empty() {
                 continue;
             }
-            let record = crate::pyjson::parse(&line)
+            let record = crate::py::json::parse(&line)
                 .map_err(|e| CompareError::input(format!("{shown}: {e}")))?;
             if record.is_object() {
                 records.push(record);

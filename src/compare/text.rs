@@ -69,7 +69,7 @@ fn notes(c: &Comparison) -> Vec<String> {
         let values: Vec<String> = item
             .values
             .iter()
-            .map(|(run, v)| format!("{run}={}", crate::pyjson::str_form(v)))
+            .map(|(run, v)| format!("{run}={}", crate::py::json::str_form(v)))
             .collect();
         lines.push(format!(
             "Within an arm (allowed): {} runs differ in {}: {}",

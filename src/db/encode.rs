@@ -20,7 +20,7 @@ use super::scan::{self, Raw};
 pub use crate::model::row::{Field, LineFacts, Prepared, Row};
 
 use super::tables::{self, same_key, Col, TableSpec, TABLES};
-use crate::pyjson;
+use crate::py::json as pyjson;
 
 // The SQLite side of the model's row types (the types live in
 // `model::row`, free of SQLite; binding them is the database's part).

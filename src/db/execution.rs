@@ -81,7 +81,7 @@ impl<'c> FactWriter<'c> {
         let reduced: Vec<(i64, Option<String>, Vec<u128>)> = pending
             .into_par_iter()
             .map(|(seq, body)| {
-                let Ok(Value::Object(raw)) = crate::pyjson::parse(&body) else {
+                let Ok(Value::Object(raw)) = crate::py::json::parse(&body) else {
                     return (seq, None, Vec::new());
                 };
                 let context_id = raw
@@ -269,7 +269,7 @@ fn case_rows(conn: &Connection, run_id: &str) -> Result<Option<Vec<CaseRow>>, Db
             return Ok(None);
         }
         let x = x.map_or(Value::Null, Value::String);
-        if !crate::pyjson::truthy(&x) {
+        if !crate::py::json::truthy(&x) {
             continue;
         }
         let form = |v: Option<String>| {
@@ -334,7 +334,7 @@ fn texts(conn: &Connection, q: &sql::Query, run_id: &str) -> Result<Vec<(i64, St
 }
 
 fn parsed(seq: i64, text: &str) -> Result<Map<String, Value>, DbError> {
-    match crate::pyjson::parse(text) {
+    match crate::py::json::parse(text) {
         Ok(Value::Object(m)) => Ok(m),
         Ok(_) => Err(DbError::Other(format!("records row {seq}: not an object"))),
         Err(e) => Err(DbError::Other(format!("records row {seq}: {e}"))),

@@ -3,7 +3,7 @@ use rusqlite::{Connection, OptionalExtension};
 use serde_json::Value;
 
 use super::DbError;
-use crate::pyjson;
+use crate::py::json as pyjson;
 use crate::sql;
 
 /// One line of `stormlog runs`.

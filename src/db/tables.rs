@@ -9,7 +9,7 @@
 use rusqlite::types::Value as Sql;
 use serde_json::{Map, Value};
 
-use crate::pyjson;
+use crate::py::json as pyjson;
 use crate::sql::{self, Query};
 
 /// The storage class of a field column.

@@ -17,7 +17,7 @@ use crate::compare::stats::{
     decide, t_quantile, verdict, Estimate, GateOutcome, GateRule, RunValue, FAIL, FRACTION_UNIT,
     LOG_RATIO, LOWER_IS_BETTER, MIN_GATE_PAIRS, NON_INFERIORITY, NOT_EVALUABLE,
 };
-use crate::pyjson::{get, str_form};
+use crate::py::json::{get, str_form};
 
 /// How to check: the gates, the confidence and what may differ.
 #[derive(Debug, Clone)]
@@ -128,8 +128,8 @@ pub fn check_case(
                     format!(
                         "{} ({} vs {})",
                         d.name,
-                        crate::pyjson::str_form(&d.a),
-                        crate::pyjson::str_form(&d.b)
+                        crate::py::json::str_form(&d.a),
+                        crate::py::json::str_form(&d.b)
                     )
                 })
                 .collect();

@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 use crate::compare::compat::{Fields, RunField};
 use crate::compare::engine::RunSummary;
 use crate::compare::stats::RunValue;
-use crate::pyjson::{get, str_form};
+use crate::py::json::{get, str_form};
 
 /// What `history` keeps of a run: enough to place it in its series and list
 /// its headline figures. Built from a full [`RunSummary`] once, and kept in

@@ -10,7 +10,7 @@ use super::Entry;
 use crate::compare::compat::{self, CONFIG, INCOMPATIBLE, UNVERIFIED};
 use crate::compare::metrics::default_metrics;
 use crate::compare::stats::RunValue;
-use crate::pyjson::{get, str_form};
+use crate::py::json::{get, str_form};
 
 /// The declared labels that keep runs apart (`--allow experiment` joins them).
 /// Other labels (`block`, a commit, a note) describe one run and never split.
@@ -181,7 +181,7 @@ fn series_key(
         hash.update([2]);
         hash.update(name.as_bytes());
         hash.update([3]);
-        hash.update(crate::pyjson::dumps_with(&field.value, None, ",", ":").as_bytes());
+        hash.update(crate::py::json::dumps_with(&field.value, None, ",", ":").as_bytes());
     }
     let digest = format!("{:x}", hash.finalize());
     format!("{case_id}:{}", &digest[..8])

@@ -122,7 +122,7 @@ fn s(v: &Value) -> String {
     match v {
         Value::Null => "–".into(),
         Value::String(s) => s.clone(),
-        other => crate::pyjson::str_form(other),
+        other => crate::py::json::str_form(other),
     }
 }
 

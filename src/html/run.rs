@@ -11,7 +11,7 @@ use super::svg::{fmt_num, Plot};
 use super::{Chart, Table};
 use crate::join::ServerSample;
 use crate::model::{Request, RunData};
-use crate::pyjson;
+use crate::py::json as pyjson;
 use crate::report::judge::CaseJudgement;
 use crate::report::Report;
 use crate::slo::answers::{Curve, Sweep};

@@ -256,7 +256,7 @@ impl Load {
             if r.fract() == 0.0 && r.abs() < 1e15 {
                 format!("{}", r as i64)
             } else {
-                crate::pyjson::float_repr(r)
+                crate::py::json::float_repr(r)
             }
         };
         match (self.arrival_mode, self.rate_per_second, self.concurrency) {

@@ -180,7 +180,7 @@ pub fn parse(reader: impl Read) -> Result<Import, FormatError> {
     }
     let tool_mode = match (rate_f, burstiness) {
         (None, _) => "request_rate=inf".to_owned(),
-        (Some(_), Some(b)) => format!("gamma(burstiness={})", crate::pyjson::float_repr(b)),
+        (Some(_), Some(b)) => format!("gamma(burstiness={})", crate::py::json::float_repr(b)),
         (Some(_), None) => "poisson".to_owned(),
     };
     let load = Load {

@@ -25,7 +25,7 @@ use crate::db::encode as fast;
 use crate::db::ingest::{without_triggers, ArtifactRun, ArtifactTx};
 use crate::db::store::Writer;
 use crate::db::{Connection, DbError};
-use crate::pyjson;
+use crate::py::json as pyjson;
 use decode::{Contexts, Line};
 use lines::Lines;
 

@@ -506,7 +506,7 @@ fn dispatch_and_first_content_records_of_schema_8_move_to_their_tables() {
          VALUES ('s', 0, 1, 's', 'running', 1);",
     );
     for (seq, line) in lines.iter().enumerate().skip(1) {
-        let et = crate::pyjson::parse(line).unwrap()["event_type"]
+        let et = crate::py::json::parse(line).unwrap()["event_type"]
             .as_str()
             .unwrap()
             .to_owned();
@@ -547,7 +547,7 @@ fn dispatch_and_first_content_records_of_schema_8_move_to_their_tables() {
             r.get(0)
         })
         .unwrap();
-    let extra: serde_json::Value = crate::pyjson::parse(&extra).unwrap();
+    let extra: serde_json::Value = crate::py::json::parse(&extra).unwrap();
     for key in [
         "case_id",
         "intended_at_ns",
@@ -563,8 +563,8 @@ fn dispatch_and_first_content_records_of_schema_8_move_to_their_tables() {
     assert_eq!(seqs, [0, 1, 2, 3, 4, 5]);
     for ((_, got), line) in back.iter().zip(lines) {
         assert_eq!(
-            crate::pyjson::dumps_compact(got),
-            crate::pyjson::dumps_compact(&crate::pyjson::parse(line).unwrap())
+            crate::py::json::dumps_compact(got),
+            crate::py::json::dumps_compact(&crate::py::json::parse(line).unwrap())
         );
     }
     let check: String = conn

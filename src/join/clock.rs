@@ -115,7 +115,7 @@ fn wrapped(message: String) -> String {
 
 fn nonempty(value: &Value, name: &str) -> Result<String, String> {
     match value {
-        Value::String(s) if !s.is_empty() && !crate::pyjson::is_sentinel(s) => Ok(s.clone()),
+        Value::String(s) if !s.is_empty() && !crate::py::json::is_sentinel(s) => Ok(s.clone()),
         _ => Err(format!("{name} must be a non-empty string")),
     }
 }
@@ -138,7 +138,7 @@ fn choice(value: &Value, choices: &[&str], message: &str) -> Result<(), String> 
             "unhashable type: '{}'",
             py_type_name(value)
         ))),
-        Value::String(s) if choices.contains(&s.as_str()) && !crate::pyjson::is_sentinel(s) => {
+        Value::String(s) if choices.contains(&s.as_str()) && !crate::py::json::is_sentinel(s) => {
             Ok(())
         }
         _ => Err(message.to_owned()),

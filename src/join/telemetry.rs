@@ -172,7 +172,7 @@ pub fn parse_sample(record: &Value) -> Result<ServerSample, String> {
     )?;
     let detail = match field("detail") {
         Value::Null => None,
-        Value::String(s) if !crate::pyjson::is_sentinel(s) => Some(s.clone()),
+        Value::String(s) if !crate::py::json::is_sentinel(s) => Some(s.clone()),
         _ => return Err("detail must be a string or null".into()),
     };
     let value_bytes = if state == "valid" {
@@ -276,7 +276,7 @@ fn parse_identity(raw: &Value) -> Result<Identity, String> {
     ]) {
         match get(key) {
             Value::Null => {}
-            Value::String(s) if !s.is_empty() && !crate::pyjson::is_sentinel(s) => {
+            Value::String(s) if !s.is_empty() && !crate::py::json::is_sentinel(s) => {
                 *slot = Some(s.clone())
             }
             _ => return Err("optional server identity fields must be non-empty strings".into()),
@@ -331,7 +331,7 @@ fn py_contains_slash(value: &Value) -> Result<bool, String> {
         return Ok(false);
     }
     match value {
-        Value::String(s) if !crate::pyjson::is_sentinel(s) => Ok(s.contains('/')),
+        Value::String(s) if !crate::py::json::is_sentinel(s) => Ok(s.contains('/')),
         Value::Array(items) => Ok(items.iter().any(|v| v.as_str() == Some("/"))),
         Value::Object(map) => Ok(map.contains_key("/")),
         other => Err(format!(
@@ -348,7 +348,7 @@ fn member_of<'a>(value: &Value, choices: &[&'a str], message: &str) -> Result<&'
         Value::Array(_) | Value::Object(_) => {
             Err(format!("unhashable type: '{}'", py_type_name(value)))
         }
-        Value::String(s) if !crate::pyjson::is_sentinel(s) => choices
+        Value::String(s) if !crate::py::json::is_sentinel(s) => choices
             .iter()
             .find(|c| **c == s.as_str())
             .copied()
@@ -404,7 +404,7 @@ fn positive_int(value: &Value) -> Option<i64> {
 
 /// A non-empty Python `str` (a NaN or ±∞ sentinel is a float, not a string).
 fn nonempty_str(value: &Value) -> Option<&str> {
-    crate::pyjson::as_py_str(value).filter(|s| !s.is_empty())
+    crate::py::json::as_py_str(value).filter(|s| !s.is_empty())
 }
 
 fn truthy_opt(value: &Option<String>) -> bool {
@@ -425,7 +425,7 @@ pub(crate) fn py_type_name(value: &Value) -> &'static str {
 /// Python-compatible parser (NaN tokens, Python's error wording) can replace
 /// serde_json here without touching the loader.
 fn parse_line(line: &str) -> Result<Value, String> {
-    crate::pyjson::parse(line).map_err(|e| e.to_string())
+    crate::py::json::parse(line).map_err(|e| e.to_string())
 }
 
 /// The keys of a telemetry record that the sample type keeps; any other key is

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::py::json as pyjson;
 use crate::py::{self, Int};
-use crate::pyjson;
 
 /// A shared, immutable string: the values that repeat across a run's
 /// requests (case ids, statuses, modes) are stored once, not per request.

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use crate::pyjson;
+use crate::py::json as pyjson;
 
 /// The context registry of one file: `context_id` → context object.
 #[derive(Default)]
@@ -63,7 +63,9 @@ impl Contexts {
             return Err("context transport requires schema_version 4".into());
         }
         let id = match raw.get("context_id") {
-            Some(Value::String(s)) if !s.is_empty() && !crate::pyjson::is_sentinel(s) => s.clone(),
+            Some(Value::String(s)) if !s.is_empty() && !crate::py::json::is_sentinel(s) => {
+                s.clone()
+            }
             _ => return Err("context_id must be a non-empty string".into()),
         };
         if event_type == Some("infer.context") {
@@ -132,7 +134,7 @@ impl Contexts {
 
 fn non_empty_str(m: &Map<String, Value>, key: &str) -> Result<(), String> {
     match m.get(key) {
-        Some(Value::String(s)) if !s.is_empty() && !crate::pyjson::is_sentinel(s) => Ok(()),
+        Some(Value::String(s)) if !s.is_empty() && !crate::py::json::is_sentinel(s) => Ok(()),
         _ => Err(format!("{key} must be a non-empty string")),
     }
 }
@@ -140,7 +142,7 @@ fn non_empty_str(m: &Map<String, Value>, key: &str) -> Result<(), String> {
 fn opt_non_empty_str(m: &Map<String, Value>, key: &str) -> Result<(), String> {
     match m.get(key) {
         None | Some(Value::Null) => Ok(()),
-        Some(Value::String(s)) if !s.is_empty() && !crate::pyjson::is_sentinel(s) => Ok(()),
+        Some(Value::String(s)) if !s.is_empty() && !crate::py::json::is_sentinel(s) => Ok(()),
         _ => Err(format!("{key} must be a non-empty string")),
     }
 }

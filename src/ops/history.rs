@@ -354,11 +354,11 @@ fn summaries(
             Records::WithoutRequests => {
                 let mut out = String::new();
                 for (_, record) in db::store::raw_records(conn, id)? {
-                    let kind = crate::pyjson::get(&record, "event_type").as_str();
+                    let kind = crate::py::json::get(&record, "event_type").as_str();
                     if kind.is_some_and(|k| PER_REQUEST.contains(&k)) {
                         continue;
                     }
-                    out.push_str(&crate::pyjson::dumps_compact(&record));
+                    out.push_str(&crate::py::json::dumps_compact(&record));
                     out.push('\n');
                 }
                 out

@@ -95,9 +95,9 @@ fn build(conn: &Connection, run: &str, cfg: &PageConfig, many: bool) -> Result<B
     let config = data
         .of_type("infer.session")
         .next()
-        .map(|s| crate::pyjson::get(s, "config").clone())
+        .map(|s| crate::py::json::get(s, "config").clone())
         .unwrap_or(Value::Null);
-    let model = match crate::pyjson::get(&config, "model") {
+    let model = match crate::py::json::get(&config, "model") {
         Value::String(s) => s.clone(),
         _ => "–".into(),
     };

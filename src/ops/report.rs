@@ -259,7 +259,7 @@ fn judge_runs(
                 .iter()
                 .map(report::judge::CaseJudgement::to_json)
                 .collect();
-            let mut s = crate::pyjson::dumps_pretty(&Value::Array(v));
+            let mut s = crate::py::json::dumps_pretty(&Value::Array(v));
             s.push('\n');
             s
         }

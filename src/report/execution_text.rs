@@ -2,7 +2,7 @@
 //! the vLLM lines and before the cases: nothing when no log was imported.
 use serde_json::Value;
 
-use crate::pyjson;
+use crate::py::json as pyjson;
 
 /// `int(ns) / 1e6` with three decimals and ` ms`.
 fn ms(ns: &Value) -> String {

@@ -103,7 +103,7 @@ pub fn judge_run(
 pub fn render_table(rows: &[CaseJudgement]) -> String {
     let policies: std::collections::BTreeSet<String> = rows
         .iter()
-        .map(|r| crate::pyjson::str_form(&r.slo["slo_name"]))
+        .map(|r| crate::py::json::str_form(&r.slo["slo_name"]))
         .collect();
     let one_policy = policies.len() == 1;
     let mut header = vec!["RUN", "CASE"];
@@ -136,7 +136,7 @@ pub fn render_table(rows: &[CaseJudgement]) -> String {
             (a, g)
         } else {
             (
-                format!("unmeasurable ({})", crate::pyjson::str_form(&s["reason"])),
+                format!("unmeasurable ({})", crate::py::json::str_form(&s["reason"])),
                 "-".into(),
             )
         };
@@ -152,12 +152,12 @@ pub fn render_table(rows: &[CaseJudgement]) -> String {
             .collect();
         let mut row = vec![shorten(&r.run_id), shorten(&r.case_id)];
         if !one_policy {
-            row.push(crate::pyjson::str_form(&s["slo_name"]));
+            row.push(crate::py::json::str_form(&s["slo_name"]));
         }
         row.extend([
             attain,
             goodput,
-            crate::pyjson::str_form(&s["unknown"]),
+            crate::py::json::str_form(&s["unknown"]),
             targets.first().cloned().unwrap_or_else(|| "-".into()),
             r.verdict().to_owned(),
         ]);
@@ -199,7 +199,7 @@ pub fn render_csv(rows: &[CaseJudgement]) -> String {
     ];
     let cell = |v: &Value| match v {
         Value::Null => String::new(),
-        other => crate::pyjson::str_form(other),
+        other => crate::py::json::str_form(other),
     };
     let mut out = header.join(",");
     out.push('\n');
@@ -208,7 +208,7 @@ pub fn render_csv(rows: &[CaseJudgement]) -> String {
         let targets: Vec<String> = r
             .targets
             .iter()
-            .map(|(n, t, o)| format!("{n}>={}:{o}", crate::pyjson::str_form(&json!(t))))
+            .map(|(n, t, o)| format!("{n}>={}:{o}", crate::py::json::str_form(&json!(t))))
             .collect();
         let mut fields = vec![r.run_id.clone(), r.case_id.clone()];
         for key in [

@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 use crate::analysis::case::{self, RunContext};
 use crate::analysis::observers;
 use crate::model::{Request, RunData};
-use crate::pyjson;
+use crate::py::json as pyjson;
 
 /// Everything besides the stored run that a report depends on: the policy
 /// given on the command line, server telemetry, external spans and the

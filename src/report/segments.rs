@@ -24,7 +24,7 @@ pub(super) fn block(
     // Distinct string ids (no duplicate among them, as the population
     // found) are distinct as text too: a segment's requests by id are then
     // its members, with no set of ids to build.
-    let duplicated = crate::pyjson::get(&population.population, "issues")
+    let duplicated = crate::py::json::get(&population.population, "issues")
         .as_array()
         .is_some_and(|issues| {
             issues.iter().any(|i| {

@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::Report;
-use crate::pyjson;
+use crate::py::json as pyjson;
 
 /// `F2`: a number with two decimals, else `-`.
 pub fn f2(v: &Value) -> String {

@@ -8,7 +8,7 @@
 use sha2::{Digest, Sha256};
 
 use super::policy::{Interval, Policy, SLO_FORMAT};
-use crate::pyjson;
+use crate::py::json as pyjson;
 
 /// Lowercase hex SHA-256 of [`canonical`].
 pub fn digest(p: &Policy) -> String {

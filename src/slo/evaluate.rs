@@ -14,7 +14,7 @@ use super::judge::{judge_request, Outcome, RequestJudgement, Verdict};
 use super::policy::Policy;
 use super::{PolicySource, Spans};
 use crate::model::Request;
-use crate::pyjson;
+use crate::py::json as pyjson;
 
 /// The `cases.<id>.slo` record. `requests` are the case's measured requests
 /// in file order, every status; `rate_interval` is `intervals.rate` (null or

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use super::policy::{from_document, Policy};
 use super::SloError;
-use crate::pyjson;
+use crate::py::json as pyjson;
 
 /// Reads, parses and validates a policy file, and refuses a sliding
 /// interval (every caller judges cases over their whole rate interval).

@@ -6,7 +6,7 @@ use super::criteria::CriterionKey;
 use super::policy::{Criterion, Policy};
 use super::Spans;
 use crate::model::Request;
-use crate::pyjson;
+use crate::py::json as pyjson;
 use std::borrow::Cow;
 
 /// Why a criterion has no value or does not apply: one of docs/slo-policy.md §9's

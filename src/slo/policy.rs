@@ -8,7 +8,7 @@
 use serde_json::{Map, Value};
 
 use super::criteria::CriterionKey;
-use crate::pyjson;
+use crate::py::json as pyjson;
 
 pub const SLO_FORMAT: &str = "stormlog.infer.slo";
 

@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 use super::digest::digest;
 use super::policy::{from_document, Policy};
 use super::{PolicySource, SloError};
-use crate::pyjson;
+use crate::py::json as pyjson;
 
 /// The policy in force and everything the report says about its choice.
 #[derive(Debug, Clone, PartialEq)]

@@ -77,11 +77,11 @@ fn load_case(name: &str) -> Option<Case> {
         if line.trim().is_empty() {
             continue;
         }
-        let v = crate::pyjson::parse(line).unwrap();
+        let v = crate::py::json::parse(line).unwrap();
         match v.get("event_type").and_then(Value::as_str) {
             Some("infer.slo") => slo_records.push(v),
             Some("infer.vllm_span") => {
-                let id = crate::pyjson::str_form(&v["request_id"]);
+                let id = crate::py::json::str_form(&v["request_id"]);
                 let attributes = v["attributes"].as_object().unwrap().clone();
                 assert!(
                     spans.insert(id, attributes).is_none(),
@@ -102,7 +102,7 @@ fn load_case(name: &str) -> Option<Case> {
         }
     }
     let expected =
-        crate::pyjson::parse(&std::fs::read_to_string(dir.join("expected.json")).ok()?).unwrap();
+        crate::py::json::parse(&std::fs::read_to_string(dir.join("expected.json")).ok()?).unwrap();
     let expected_txt = std::fs::read_to_string(dir.join("expected.txt")).ok()?;
     let args = std::fs::read_to_string(dir.join("args"))
         .unwrap_or_default()
@@ -244,7 +244,7 @@ fn toml_policy_judges_as_the_json_one() {
         let dir = tempfile::tempdir().unwrap();
         let json_path = dir.path().join("p.json");
         let toml_path = dir.path().join("p.toml");
-        std::fs::write(&json_path, crate::pyjson::dumps_pretty(doc)).unwrap();
+        std::fs::write(&json_path, crate::py::json::dumps_pretty(doc)).unwrap();
         let toml_text = as_toml(doc);
         std::fs::write(&toml_path, &toml_text).unwrap();
         let from_json = load_file(&json_path, "p.json").unwrap();

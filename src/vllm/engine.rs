@@ -15,7 +15,7 @@ use super::py;
 use super::records::{self, Compact, Hist, Sample, Scrape};
 use super::spans::{self, SpanJoin};
 use crate::analysis::stats;
-use crate::pyjson;
+use crate::py::json as pyjson;
 
 pub const NOTE: &str = "engine-aggregate evidence over every request the engine served in the window, other clients' traffic included; nothing here attributes GPU time to a request";
 

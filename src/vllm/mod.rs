@@ -25,7 +25,7 @@ mod tests;
 use serde_json::{json, Map, Value};
 
 use crate::model::Request;
-use crate::pyjson;
+use crate::py::json as pyjson;
 
 pub use records::validate_records;
 pub use spanfile::load_span_file;

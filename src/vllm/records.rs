@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::py;
-use crate::pyjson;
+use crate::py::json as pyjson;
 
 pub const SCRAPE_EVENT: &str = "infer.vllm_scrape";
 pub const SPAN_EVENT: &str = "infer.vllm_span";

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::py;
 use super::records::SpanFields;
-use crate::pyjson;
+use crate::py::json as pyjson;
 
 const SPAN_KINDS: [&str; 6] = [
     "UNSPECIFIED",

@@ -12,7 +12,7 @@ use super::py;
 use super::records::{self, Span};
 use crate::analysis::stats;
 use crate::model::Request;
-use crate::pyjson;
+use crate::py::json as pyjson;
 
 pub const RESIDENCY_NOTE: &str = "wall-clock residency in a scheduler phase, not GPU time";
 

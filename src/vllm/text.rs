@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::pyjson;
+use crate::py::json as pyjson;
 
 /// Digits of an integer part with `,` thousands separators.
 fn group_thousands(digits: &str) -> String {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
-use stormlog::pyjson;
+use stormlog::py::json as pyjson;
 
 use crate::cases;
 use crate::common::{bin, fixtures, run_in};

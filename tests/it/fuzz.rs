@@ -379,7 +379,7 @@ fn json_ok(r: &Ran, input: &[u8]) -> Result<(), String> {
         Err(e) if !echoed(input) => {
             return Err(format!("output is not strict JSON (NaN or infinity?): {e}"))
         }
-        Err(_) => stormlog::pyjson::parse(&String::from_utf8_lossy(&r.stdout))
+        Err(_) => stormlog::py::json::parse(&String::from_utf8_lossy(&r.stdout))
             .map_err(|e| format!("output is not JSON: {e}"))?,
     };
     let mut bad = Vec::new();

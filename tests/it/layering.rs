@@ -272,7 +272,7 @@ fn test_only_files(files: &[(String, String)]) -> BTreeSet<String> {
     for (rel, text) in files {
         let code = code_of(text);
         let dir = match rel.rsplit_once('/') {
-            Some((d, f)) if f == "mod.rs" => format!("{d}/"),
+            Some((d, "mod.rs")) => format!("{d}/"),
             Some((d, f)) => format!("{d}/{}/", f.trim_end_matches(".rs")),
             None if rel == "lib.rs" || rel == "main.rs" => String::new(),
             None => format!("{}/", rel.trim_end_matches(".rs")),

@@ -10,8 +10,8 @@ use super::stats::{percentile_sorted, percentiles_of, sort_floats};
 use super::sufficiency;
 use crate::model::request::{finite, span_ms, span_ms_exact};
 use crate::model::{Request, RunData, Scalar, SystemSample};
+use crate::py::json as pyjson;
 use crate::py::Int;
-use crate::pyjson;
 
 mod blocks;
 mod figures;

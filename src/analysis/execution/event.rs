@@ -5,7 +5,7 @@
 //! §6.4 step 1), never an error of the whole report.
 use serde_json::{Map, Value};
 
-use crate::pyjson;
+use crate::py::json as pyjson;
 
 /// An ID scoped to its producer (`EntityRef`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 use super::event::{busy_intervals, Event, Kind, Ref};
-use crate::pyjson;
+use crate::py::json as pyjson;
 
 /// The lines of stored segments (each line ends with a newline).
 pub fn lines(segments: &[String]) -> impl Iterator<Item = &str> {

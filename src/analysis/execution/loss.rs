@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{json, Map, Value};
 
 use super::event::{Event, Kind};
-use crate::pyjson;
+use crate::py::json as pyjson;
 
 /// Each execution import's summary in artifact order: the engine adapter's
 /// `metadata.summary.execution` object with the capability's `collected`.

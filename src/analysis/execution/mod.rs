@@ -24,7 +24,7 @@ use foldhash::fast::RandomState;
 use serde_json::{json, Map, Value};
 
 use crate::model::Request;
-use crate::pyjson;
+use crate::py::json as pyjson;
 use event::Event;
 
 /// `context.source` of what `infer import-execution` wrote.

@@ -5,7 +5,7 @@ use serde_json::{json, Map, Value};
 
 use crate::analysis::observers::{not_requested, phase_state, requested, Phase};
 use crate::model::RunData;
-use crate::pyjson;
+use crate::py::json as pyjson;
 
 /// The last `infer.capabilities` record of a component.
 fn last_capability<'a>(data: &'a RunData, component: &str) -> Option<&'a Value> {

@@ -20,7 +20,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::compare::ojson::{obj, J};
-use crate::pyjson::{dumps_with, get, py_eq};
+use crate::py::json::{dumps_with, get, py_eq};
 
 pub const COMPATIBLE: &str = "compatible";
 pub const UNVERIFIED: &str = "unverified";

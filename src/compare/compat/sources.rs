@@ -59,7 +59,7 @@ pub(super) fn description_fields(description: &Value) -> Fields {
         .as_array()
         .map(|d| {
             d.iter()
-                .filter(|d| crate::pyjson::truthy(get(d, "server_pids")))
+                .filter(|d| crate::py::json::truthy(get(d, "server_pids")))
                 .collect()
         })
         .unwrap_or_default();
@@ -73,7 +73,7 @@ pub(super) fn description_fields(description: &Value) -> Fields {
     ));
     let mut uuids: Vec<String> = devices
         .iter()
-        .map(|d| crate::pyjson::str_form(get(d, "uuid")))
+        .map(|d| crate::py::json::str_form(get(d, "uuid")))
         .collect();
     uuids.sort();
     values.push((
@@ -156,7 +156,7 @@ pub(super) fn description_fields(description: &Value) -> Fields {
     }
     let model = section(description, "model");
     let evidence = get(model, "identity_evidence").clone();
-    let source = format!("describe-server ({})", crate::pyjson::str_form(&evidence));
+    let source = format!("describe-server ({})", crate::py::json::str_form(&evidence));
     let add = |fields: &mut Fields, name: &str, value: Value, provenance| {
         fields.insert(name.into(), RunField::new(value, &source, provenance));
     };
@@ -236,7 +236,10 @@ pub(super) fn launch_bound_fields(records: &[Value], description: &Value) -> Fie
     if !verified || !agrees {
         return Fields::new();
     }
-    let source = format!("experiment runner ({})", crate::pyjson::str_form(evidence));
+    let source = format!(
+        "experiment runner ({})",
+        crate::py::json::str_form(evidence)
+    );
     [
         ("model.weights_digest", get(model, "weights_digest").clone()),
         (
@@ -267,9 +270,9 @@ pub(super) fn probe_fields(records: &[Value]) -> Fields {
                 && get(r, "phase").as_str() == Some("before")
         })
         .collect();
-    let answered = before
-        .iter()
-        .find(|r| crate::pyjson::truthy(get(section(section(r, "answers"), SERVER_INFO), "body")));
+    let answered = before.iter().find(|r| {
+        crate::py::json::truthy(get(section(section(r, "answers"), SERVER_INFO), "body"))
+    });
     let probe = answered.or(before.first()).copied().unwrap_or(&Value::Null);
     let answers = section(probe, "answers");
     let mut fields = Fields::new();
@@ -495,7 +498,7 @@ pub(super) fn observer_fields(records: &[Value]) -> Fields {
         .filter(|r| get(r, "event_type").as_str() == Some("infer.treatments"))
     {
         for item in get(record, "treatments").as_array().into_iter().flatten() {
-            let name = crate::pyjson::str_form(get(item, "name"));
+            let name = crate::py::json::str_form(get(item, "name"));
             fields.insert(
                 format!("observer.treatment:{name}"),
                 RunField::new(

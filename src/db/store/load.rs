@@ -50,7 +50,7 @@ pub(super) fn load_bodies(
     let mut out = Vec::new();
     for row in rows {
         let (seq, body) = row.map_err(DbError::query(q))?;
-        match crate::pyjson::parse(&body) {
+        match crate::py::json::parse(&body) {
             Ok(Value::Object(m)) => out.push((seq, m)),
             Ok(_) => return Err(DbError::Other(format!("records row {seq}: not an object"))),
             Err(e) => return Err(DbError::Other(format!("records row {seq}: {e}"))),
@@ -138,7 +138,8 @@ pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
                         }
                     }
                 }
-                if let Some(Value::Object(extra)) = extra.and_then(|e| crate::pyjson::parse(e).ok())
+                if let Some(Value::Object(extra)) =
+                    extra.and_then(|e| crate::py::json::parse(e).ok())
                 {
                     for (k, v) in &extra {
                         s.apply(k, v);

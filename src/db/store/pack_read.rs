@@ -380,7 +380,7 @@ impl<'s> Fill<'s> {
             }
         }
         if let Some(extra) = text(30) {
-            if let Ok(Value::Object(extra)) = crate::pyjson::parse(&extra) {
+            if let Ok(Value::Object(extra)) = crate::py::json::parse(&extra) {
                 for (k, v) in &extra {
                     r.apply(k, v);
                 }

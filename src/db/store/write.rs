@@ -519,7 +519,7 @@ pub fn move_to_typed_tables(conn: &Connection, event_types: &[&str]) -> Result<u
             let marked = body.contains("\\u0001");
             let prepared = match marked {
                 false => crate::db::encode::prepare(body),
-                true => match crate::pyjson::parse(&body) {
+                true => match crate::py::json::parse(&body) {
                     Ok(v) => crate::db::encode::Prepared::Value(v),
                     Err(_) => continue,
                 },
@@ -591,7 +591,7 @@ pub fn widen_integers(conn: &Connection) -> Result<(), DbError> {
             .map_err(DbError::query(update_q))?;
         let mut touched: Vec<String> = Vec::new();
         for (run_id, seq, extra) in rows {
-            let Ok(Value::Object(mut rest)) = crate::pyjson::parse(&extra) else {
+            let Ok(Value::Object(mut rest)) = crate::py::json::parse(&extra) else {
                 continue;
             };
             let mut moved: Vec<(&str, String)> = Vec::new();

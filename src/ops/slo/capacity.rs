@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::RunView;
-use crate::pyjson;
+use crate::py::json as pyjson;
 pub use crate::slo::answers::{Load, LoadPoint, Sweep, TargetAt};
 use crate::slo::{Policy, PolicySource};
 
@@ -107,7 +107,7 @@ pub fn sweeps(points: Vec<(&'static str, Value, LoadPoint)>) -> Vec<Sweep> {
     let mut groups: BTreeMap<(String, String), (&'static str, Value, Vec<LoadPoint>)> =
         BTreeMap::new();
     for (kind, key, point) in points {
-        let id = (kind.to_owned(), crate::pyjson::dumps_pretty(&key));
+        let id = (kind.to_owned(), crate::py::json::dumps_pretty(&key));
         groups
             .entry(id)
             .or_insert_with(|| (kind, key, Vec::new()))

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use super::RunView;
-use crate::pyjson;
+use crate::py::json as pyjson;
 pub use crate::slo::answers::{CaseDiff, CriterionDiff, Flip, Side};
 use crate::slo::judge::{judge_request, Outcome, Verdict};
 use crate::slo::{Policy, PolicySource};
