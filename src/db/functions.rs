@@ -18,7 +18,7 @@ pub fn register(conn: &Connection) -> rusqlite::Result<()> {
     )
 }
 
-/// `percentile(value, p)`: the report's percentile (report.md §0.2, linear
+/// `percentile(value, p)`: the report's percentile (docs/report.md §0.2, linear
 /// interpolation between order statistics) of the group's values at `p`
 /// percent. NULL and non-finite values are skipped, as the report skips
 /// them; no values give NULL. `p` must be a number in [0, 100], the same
@@ -112,7 +112,7 @@ mod tests {
     #[test]
     fn matches_the_spec_vectors() {
         let c = conn();
-        // report.md §0.2 vectors over [100, 200, 300, 400].
+        // docs/report.md §0.2 vectors over [100, 200, 300, 400].
         let q = |p: &str| {
             pct(
                 &c,

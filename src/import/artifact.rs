@@ -1,4 +1,4 @@
-//! An [`Import`] as stormlog artifact records (artifact.md §3): one
+//! An [`Import`] as stormlog artifact records (docs/artifact.md §3): one
 //! `infer.session`, one `infer.workload` with each case's declared load, an
 //! `infer.phase_window` per case and an `infer.request` per request, so the
 //! ingest stores an imported run in the same tables as a profiled one. The

@@ -114,7 +114,7 @@ impl From<walk::WalkError> for FormatError {
 }
 
 /// What a request's outcome was, in stormlog's status vocabulary
-/// (artifact.md §3.8.1).
+/// (docs/artifact.md §3.8.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
     Ok,

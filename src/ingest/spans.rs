@@ -1,4 +1,4 @@
-//! vLLM span files (OTLP JSON, or one span per line; artifact.md §3.12.3)
+//! vLLM span files (OTLP JSON, or one span per line; docs/artifact.md §3.12.3)
 //! attached to a stored run, so `stormlog report` needs no files. Spans are
 //! stamped with the run's identity exactly as `infer analyze --vllm-spans`
 //! stamps them, and kept in `vllm_spans` with the file they came from.

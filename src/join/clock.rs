@@ -1,7 +1,7 @@
 //! Clocks: the client's clock domain, the artifact's `infer.clock_alignment`
 //! records (validated and resolved as the reference does), the operator's
 //! `--clock-offset-ns`/`--clock-uncertainty-ns`, and how one server domain
-//! maps onto the client's (server-join.md §5, §6.1-§6.3).
+//! maps onto the client's (the reference's server join (`stormlog.infer.analysis._server_join`)).
 
 use serde_json::{Map, Value};
 

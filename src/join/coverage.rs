@@ -1,5 +1,5 @@
 //! Per-case coverage of one joined member and its metric summaries
-//! (server-join.md §8, §9, §10). A member's placed samples are sorted once by
+//! (the reference's server join (`stormlog.infer.analysis._server_join`)). A member's placed samples are sorted once by
 //! client time and its unplaced samples by server time; each case then only
 //! binary-searches its window and walks the samples inside it.
 

@@ -3,7 +3,7 @@
 //! or one complete declared group, a declared direct route, clock evidence),
 //! placing every sample on the client clock with its own uncertainty, and
 //! telling each workload case how well the server was observed during it
-//! (server-join.md; telemetry.md §1-§4).
+//! (the reference's server join (`stormlog.infer.analysis._server_join`) the reference's `stormlog.infer.telemetry`).
 //!
 //! Pure code: JSON values in, JSON values and text lines out. The caller
 //! reads files, decodes the artifact and builds each case's request window;
@@ -32,7 +32,7 @@ pub use telemetry::{
 };
 pub use text::{case_lines, run_lines};
 
-/// Errors the join raises instead of reporting (server-join.md §12).
+/// Errors the join raises instead of reporting (the reference's server join (`stormlog.infer.analysis._server_join`)).
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum JoinError {
     /// A telemetry file that cannot be read or fails validation.
@@ -150,7 +150,7 @@ enum Decision {
 }
 
 /// Compute `server_join`, `server_targets` and every case's server memory
-/// (server-join.md §1 steps 4-8).
+/// (the reference's server join (`stormlog.infer.analysis._server_join`)).
 pub fn join(inputs: JoinInputs) -> Result<JoinOutcome, JoinError> {
     let indexed = place::dedup(inputs.samples);
     let server_targets = place::server_targets(&indexed);

@@ -1,7 +1,7 @@
 //! The join decision for loaded samples: de-duplication, membership (one
 //! server or one complete declared group), per-member placement on the client
 //! clock, the joined report's membership and clock fields, invalidation, each
-//! member's timeline, and `server_targets` (server-join.md §2.1, §3, §4, §6.4,
+//! member's timeline, and `server_targets` (the reference's server join (`stormlog.infer.analysis._server_join`),
 //! §7, §8, §13).
 
 use std::collections::HashMap;

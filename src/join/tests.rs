@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used)]
-//! Hand-computed placements and coverage (server-join.md §15 and the edges
+//! Hand-computed placements and coverage (the reference's server join (`stormlog.infer.analysis._server_join`)
 //! issue 4 lists), loader messages, and the shared conformance cases.
 
 use serde_json::{json, Value};
@@ -987,7 +987,7 @@ mod conformance {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/conformance/cases")
     }
 
-    /// Decode an artifact: v4 references get their context back (artifact.md §1.1).
+    /// Decode an artifact: v4 references get their context back (docs/artifact.md §1.1).
     fn read_artifact(path: &Path) -> Vec<Value> {
         let text = std::fs::read_to_string(path).unwrap();
         let mut contexts: BTreeMap<String, Value> = BTreeMap::new();

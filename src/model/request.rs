@@ -1,7 +1,7 @@
 //! The analysis view of one client request (`infer.request`, schema version 1).
 //!
 //! Every field holds what the analysis reads, with the reference's reading
-//! rules already applied (artifact.md §6): `Option<f64>` fields are set when
+//! rules already applied (docs/artifact.md §6): `Option<f64>` fields are set when
 //! the value is a JSON number (non-finite numbers included, so the SLO code can
 //! report `non_finite_value`), timestamp fields hold `int_value` of a number,
 //! string-form fields hold Python's `str()` of the value.

@@ -1,6 +1,6 @@
 //! Python built-ins over decoded JSON, as the vLLM record parsers inherit them from
 //! the reference: `float()`, `int()`, `tuple()`, `dict()` and subscripting of
-//! decoded JSON, each with the error text Python gives (artifact.md §3.12:
+//! decoded JSON, each with the error text Python gives (docs/artifact.md §3.12:
 //! the reason after `invalid <type> record <i>: ` is that text).
 
 use serde_json::{Map, Value};

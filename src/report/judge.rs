@@ -13,7 +13,7 @@ use crate::slo::{Policy, PolicySource};
 pub struct CaseJudgement {
     pub run_id: String,
     pub case_id: String,
-    /// The case `slo` record (slo.md §8).
+    /// The case `slo` record (docs/slo.md §8).
     pub slo: Value,
     /// Each target: (name, target, outcome) with outcome `met`, `missed`,
     /// `undecided` (the unknowns decide it) or `unmeasurable`.

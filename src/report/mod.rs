@@ -316,7 +316,7 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
         });
         cases.insert(key, case);
     }
-    // The server join (server-join.md): placement, coverage, per-case memory.
+    // The server join (the reference's server join (`stormlog.infer.analysis._server_join`)): placement, coverage, per-case memory.
     let join_records: Vec<Value> = data
         .records
         .iter()

@@ -1,4 +1,4 @@
-//! `--slo KEY:MS` (slo.md §2): all flags of one command form one policy named
+//! `--slo KEY:MS` (docs/slo.md §2): all flags of one command form one policy named
 //! `cli`; every error is a usage error worded as the reference words it,
 //! including Python's `repr` of the flag and Python's `float()` grammar.
 //!

@@ -1,4 +1,4 @@
-//! Correlation events (artifact.md §3.2) as the execution block reads them:
+//! Correlation events (docs/artifact.md §3.2) as the execution block reads them:
 //! decoded records with a schema version other than 1, checked the way the
 //! reference's typed parse checks them, borrowed from the record rather than
 //! copied. A record that fails the parse is skipped and counted (report.md

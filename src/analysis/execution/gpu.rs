@@ -1,4 +1,4 @@
-//! Measured GPU busy time per device and clock scope (report.md §6.4, GPU
+//! Measured GPU busy time per device and clock scope (docs/report.md §6.4, GPU
 //! activities): linked against unlinked time, by membership state, by
 //! ownership and by case. Every figure is a union of busy intervals, never a
 //! sum of per-step unions; activity without a device UUID or a device clock

@@ -1,4 +1,4 @@
-//! The execution imports and what they lost (report.md §6.4, `imports` and
+//! The execution imports and what they lost (docs/report.md §6.4, `imports` and
 //! `capture_loss`). Each epoch's counters come from the last import that read
 //! it (a later import of the same log reports its latest state); step loss
 //! comes from the records the artifact holds, and unattached finishes from

@@ -1,4 +1,4 @@
-//! `telemetry.execution` (report.md §6.4): how much of the run the imported
+//! `telemetry.execution` (docs/report.md §6.4): how much of the run the imported
 //! vLLM execution log (`infer import-execution`: steps, memberships, the
 //! hook's requests) and profiler activity explain, kept as separate
 //! dimensions: linkage, membership, ownership, measurement and capture loss.
@@ -8,7 +8,7 @@
 //! `event` parses the correlation records, `resolve` de-duplicates them into
 //! entities, `steps` judges each imported step, `gpu` unions busy time and
 //! `loss` reads the imports' counters; `observer` judges the `execution` and
-//! `trace` observers (report.md §7).
+//! `trace` observers (docs/report.md §7).
 pub mod event;
 pub mod fact;
 pub mod gpu;
@@ -124,7 +124,7 @@ fn events(records: &[(i64, Value)]) -> (Vec<Event<'_>>, usize) {
 }
 
 /// The hook requests' truthy `metadata.x_request_id`s among the stored
-/// facts (the server-confirmed requests, report.md §4.2.5; those kept as
+/// facts (the server-confirmed requests, docs/report.md §4.2.5; those kept as
 /// records are read there), from the lines or the ingest's aggregate.
 pub fn stored_hook_ids(data: &crate::model::RunData) -> Vec<String> {
     use rayon::prelude::*;
@@ -275,7 +275,7 @@ pub fn identity_hash(session: &str, producer: &str, id: &str) -> u64 {
     h
 }
 
-/// The block (report.md §6.4).
+/// The block (docs/report.md §6.4).
 pub fn block(inputs: &Inputs<'_>) -> Value {
     if let Some(aggregate) = inputs.aggregate {
         return from_aggregate(inputs.records, pyjson::get(aggregate, "figures"));

@@ -1,4 +1,4 @@
-//! The `trace` and `execution` observers (report.md §7): whether a profiler
+//! The `trace` and `execution` observers (docs/report.md §7): whether a profiler
 //! trace ran and was imported for each compared phase, and whether the vLLM
 //! execution hook was importing, beating and losing nothing over it.
 use serde_json::{json, Map, Value};

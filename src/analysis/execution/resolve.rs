@@ -1,4 +1,4 @@
-//! Resolving the correlation events into entities (report.md §6.4 step 3):
+//! Resolving the correlation events into entities (docs/report.md §6.4 step 3):
 //! one run, events de-duplicated by their identity, and one event per
 //! request, iteration, stage, membership, activity and alignment, the
 //! smaller event id kept. Two copies that disagree are an error of the block.

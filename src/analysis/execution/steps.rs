@@ -1,5 +1,5 @@
 //! What the imported steps and their memberships say about each iteration
-//! (report.md §6.4 step 5): its membership state, its ownership (this run's
+//! (docs/report.md §6.4 step 5): its membership state, its ownership (this run's
 //! requests, other clients', both, or unresolved IDs), the cases of its run
 //! members and whether it was shared.
 use std::borrow::Cow;
