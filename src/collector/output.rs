@@ -269,21 +269,7 @@ impl SampleSink for MemorySink {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-
-    fn identity() -> ServerIdentity {
-        ServerIdentity {
-            host: "vm".into(),
-            pid: 8934,
-            process_start_ns: 1_795_960_369_849_999_872,
-            device_uuid: None,
-            gpu_instance_id: None,
-            replica_id: None,
-            rank: None,
-            boot_id: Some("80956652-4182-4e20-8984-7a99c0a0659e".into()),
-            group_id: None,
-            world_size: None,
-        }
-    }
+    use crate::model::identity::tests::identity;
 
     /// The spec's example line (§1.1), byte for byte.
     #[test]

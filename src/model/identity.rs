@@ -141,9 +141,10 @@ pub fn wall_clock_domain(host: &str, boot_id: Option<&str>) -> String {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
+    /// The identity of the spec's example line (the collector's tests use it too).
     pub(crate) fn identity() -> ServerIdentity {
         ServerIdentity {
             host: "vm".into(),
