@@ -35,9 +35,7 @@ impl RunRow {
     /// import without a UTC start what is known instead.
     pub fn started_shown(&self) -> String {
         match (self.started_at_ns, self.monotonic(), &self.wall_time) {
-            (Some(ns), _, _) => {
-                crate::util::iso8601_utc(u64::try_from(ns.div_euclid(1_000_000_000)).unwrap_or(0))
-            }
+            (Some(ns), _, _) => crate::util::iso8601_utc_signed(ns.div_euclid(1_000_000_000)),
             (None, true, Some(w)) => format!("unknown (monotonic clock; {w})"),
             (None, true, None) => "unknown (monotonic clock)".into(),
             (None, false, _) => "-".into(),

@@ -11,7 +11,7 @@ use crate::output::csv_field;
 
 fn utc(ns: Option<i64>) -> String {
     ns.map_or("-".into(), |ns| {
-        crate::util::iso8601_utc(u64::try_from(ns.div_euclid(1_000_000_000)).unwrap_or(0))
+        crate::util::iso8601_utc_signed(ns.div_euclid(1_000_000_000))
     })
 }
 

@@ -289,9 +289,7 @@ pub fn render(report: &Value, arms: &[ArmRun]) -> Result<String, String> {
                             s(&r["labels"]["block"]),
                             s(&r["session_status"]),
                             r["started_at_ns"].as_i64().map_or("–".into(), |ns| {
-                                crate::util::iso8601_utc(
-                                    u64::try_from(ns / 1_000_000_000).unwrap_or(0),
-                                )
+                                crate::util::iso8601_utc_signed(ns.div_euclid(1_000_000_000))
                             }),
                         ]
                     })

@@ -65,7 +65,7 @@ fn num(v: &Value) -> String {
 
 /// A time stamp in ns as UTC for people (`2026-11-29T14:10:57Z`).
 fn utc(ns: i64) -> String {
-    crate::util::iso8601_utc(u64::try_from(ns.div_euclid(1_000_000_000)).unwrap_or(0))
+    crate::util::iso8601_utc_signed(ns.div_euclid(1_000_000_000))
 }
 
 /// Builds the view of one run. `judged` are its cases' judgements under the

@@ -29,7 +29,7 @@ pub fn list(db_path: &std::path::Path, format: TableFormat, out: &mut dyn Write)
             let v: Vec<Value> = rows
                 .iter()
                 .map(|r| {
-                    json!({"run_id": r.run_id, "started_at_ns": r.started_at_ns, "started_at": r.started_at_ns.map(|ns| crate::util::iso8601_utc((ns / 1_000_000_000) as u64)),
+                    json!({"run_id": r.run_id, "started_at_ns": r.started_at_ns, "started_at": r.started_at_ns.map(|ns| crate::util::iso8601_utc_signed(ns.div_euclid(1_000_000_000))),
                            "clock": r.clock_kind, "tool_wall_time": r.wall_time,
                            "model": r.model, "endpoint": r.endpoint, "artifact": r.artifact_name, "cases": r.cases,
                            "requests": r.requests, "failures": r.failures, "telemetry_files": r.telemetry_files,

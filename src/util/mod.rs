@@ -11,7 +11,7 @@ pub mod progress;
 pub mod table;
 pub mod timings;
 
-pub use dates::iso8601_utc;
+pub use dates::{iso8601_utc, iso8601_utc_signed};
 pub use hashing::{sha256_bytes, sha256_file};
 pub use human::{human_bytes, human_seconds};
 pub use pages::{small_pages, HugePages};
