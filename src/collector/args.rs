@@ -1,6 +1,6 @@
 //! Command-line options of `collect-server` (raw, as typed) and their checked
 //! form. The flags, defaults and value syntax follow the reference's argparse
-//! definition (telemetry spec §5.1); the checks follow §5.2 step 3 in order, so
+//! definition (docs/telemetry.md §5.1); the checks follow docs/telemetry.md §5.2 step 3 in order, so
 //! the first failing check names the same problem the reference would.
 
 use std::path::PathBuf;
@@ -63,7 +63,7 @@ impl Default for RawOptions {
 /// The poll interval when none is given, in seconds.
 pub const DEFAULT_INTERVAL_SECONDS: f64 = 0.1;
 
-/// An option check of §5.2 step 3 failed: a usage error (exit 2).
+/// An option check of docs/telemetry.md §5.2 step 3 failed: a usage error (exit 2).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OptionsError {
     #[error("run_id and a positive pid are required")]
@@ -78,7 +78,7 @@ pub enum OptionsError {
     Group(#[from] IdentityError),
 }
 
-/// Options that passed the checks of §5.2 step 3 (process lookup excluded).
+/// Options that passed the checks of docs/telemetry.md §5.2 step 3 (process lookup excluded).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
     pub run_id: String,
@@ -102,7 +102,7 @@ pub struct Options {
 pub const MIN_INTERVAL_SECONDS: f64 = 0.01;
 
 impl RawOptions {
-    /// Runs the option checks in the reference's order (§5.2 step 3.1-3.5).
+    /// Runs the option checks in the reference's order (docs/telemetry.md §5.2 step 3.1-3.5).
     pub fn check(&self) -> Result<Options, OptionsError> {
         if self.run_id.is_empty() || self.pid <= 0 {
             return Err(OptionsError::RunIdAndPid);

@@ -1,5 +1,5 @@
 //! The host facts a collection's server identity is built from (host name,
-//! boot ID; telemetry spec §A). The identity itself is `model::identity`.
+//! boot ID; docs/telemetry.md §A). The identity itself is `model::identity`.
 
 use std::fs;
 
@@ -24,7 +24,7 @@ impl HostInfo {
     }
 }
 
-/// The Linux boot ID, stripped; `None` when unreadable or empty (§A.3).
+/// The Linux boot ID, stripped; `None` when unreadable or empty (docs/telemetry.md §A.3).
 /// Other systems have none here (macOS's `kern.bootsessionuuid` is out of
 /// scope for this Linux-first port).
 pub fn host_boot_id() -> Option<String> {

@@ -1,5 +1,5 @@
 //! Whether NVML shows the server on the GPU being sampled (telemetry spec
-//! §5.5). NVML numbers GPUs in PCI order while `CUDA_VISIBLE_DEVICES`
+//! docs/telemetry.md §5.5). NVML numbers GPUs in PCI order while `CUDA_VISIBLE_DEVICES`
 //! renumbers them for the server, so an index can name another GPU; these
 //! warnings say so before collection starts. They never stop collection.
 

@@ -1,7 +1,7 @@
 //! `stormlog collect-server`: sample a live inference server's process RSS
 //! and its GPU's (or MIG instance's) NVML v2 memory on the inference host,
 //! writing the telemetry JSONL that `infer analyze --server-telemetry` joins
-//! (see the telemetry spec, §1-§3 for the format and §5 for this command).
+//! (see docs/telemetry.md §1-§3 for the format and docs/telemetry.md §5 for this command).
 //!
 //! `args` holds the CLI options and their checks, `sources` the process and
 //! GPU readers behind traits (procfs, NVML, test fakes), `sampler` the poll
@@ -136,7 +136,7 @@ pub fn run(
     )
 }
 
-/// The part of [`run`] after the sources are open (§5.2 steps 5-8): GPU
+/// The part of [`run`] after the sources are open (docs/telemetry.md §5.2 steps 5-8): GPU
 /// match warnings, identity, output file, poll loop, summary and status.
 #[allow(clippy::too_many_arguments)]
 pub fn run_with(

@@ -1,6 +1,6 @@
 //! Telemetry samples and how they leave the collector: the record shape of
-//! `infer.telemetry_sample` (telemetry spec §2), rendered exactly as the
-//! reference's `json.dumps(record, sort_keys=True)` writes it (§1.1), and the
+//! `infer.telemetry_sample` (docs/telemetry.md §2), rendered exactly as the
+//! reference's `json.dumps(record, sort_keys=True)` writes it (docs/telemetry.md §1.1), and the
 //! sinks a poll is written to. A poll's lines go out in one write followed by
 //! a flush, so a killed collector leaves whole lines on disk.
 
@@ -20,7 +20,7 @@ pub const SOURCE_PROCESS: &str = "psutil";
 /// `source` of the GPU samples.
 pub const SOURCE_NVML: &str = "nvml-v2";
 
-/// The counters the collector writes (§2.3).
+/// The counters the collector writes (docs/telemetry.md §2.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Metric {
     ProcessRss,
@@ -65,7 +65,7 @@ impl Metric {
     }
 }
 
-/// Whether a sample holds a good reading (§2.4). The collector never writes
+/// Whether a sample holds a good reading (docs/telemetry.md §2.4). The collector never writes
 /// `Stale`; it exists so the type covers every state the format allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SampleState {
@@ -217,7 +217,7 @@ pub struct JsonlSink {
 }
 
 impl JsonlSink {
-    /// Creates parent directories and opens `path` with truncation (§1.1):
+    /// Creates parent directories and opens `path` with truncation (docs/telemetry.md §1.1):
     /// a collection that stops before its first poll leaves an empty file.
     pub fn create(path: &Path) -> Result<Self, SinkError> {
         let fail = |source| SinkError::Create {
@@ -271,7 +271,7 @@ mod tests {
     use super::*;
     use crate::model::identity::tests::identity;
 
-    /// The spec's example line (§1.1), byte for byte.
+    /// The spec's example line (docs/telemetry.md §1.1), byte for byte.
     #[test]
     fn renders_the_reference_line() {
         let ctx = RecordContext::new("r1", identity(), 100);

@@ -1,4 +1,4 @@
-//! The poll loop (telemetry spec §5.6, §5.8): wait for the next poll or a
+//! The poll loop (docs/telemetry.md §5.6, §5.8): wait for the next poll or a
 //! stop, read the process and then the GPU, write the poll, and decide from
 //! the samples whether to go on. Scheduling uses a monotonic clock and keeps
 //! a steady cadence that skips missed polls instead of bursting; sample
@@ -96,7 +96,7 @@ impl StopFlag {
     }
 }
 
-/// Why a collection stopped (§5.8).
+/// Why a collection stopped (docs/telemetry.md §5.8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopReason {
     DurationElapsed,
@@ -116,7 +116,7 @@ impl StopReason {
     }
 }
 
-/// What a collection did (§5.9). `polls` counts written polls, a final
+/// What a collection did (docs/telemetry.md §5.9). `polls` counts written polls, a final
 /// invalid one included; `warnings` are the GPU-match messages, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CollectionResult {
@@ -167,7 +167,7 @@ pub fn next_poll_time(previous: f64, interval: f64, now: f64) -> f64 {
     }
 }
 
-/// Runs the poll loop until a stop reason (§5.6). Between polls the stop
+/// Runs the poll loop until a stop reason (docs/telemetry.md §5.6). Between polls the stop
 /// flag is checked before the deadline; a poll in progress always completes
 /// and is written. A sink error ends the collection with that error.
 pub fn collect(
@@ -206,7 +206,7 @@ pub fn collect(
     }
 }
 
-/// One poll (§5.6.1): one wall timestamp, the RSS sample, then the GPU's
+/// One poll (docs/telemetry.md §5.6.1): one wall timestamp, the RSS sample, then the GPU's
 /// used and reserved samples. NVML is not asked when the process is gone.
 pub fn poll_once(
     process: &mut dyn ProcessSource,

@@ -2,7 +2,7 @@
 //!
 //! The kind of a file is told by its content: a first record of event type
 //! `infer.telemetry_sample` makes it server telemetry, anything else is read as
-//! a client artifact (artifact.md). Bad input changes nothing: the transaction
+//! a client artifact (docs/artifact.md). Bad input changes nothing: the transaction
 //! is rolled back and the error names the file and the line.
 pub mod lines;
 pub mod peers;
@@ -344,7 +344,7 @@ fn read_batches(
     })
 }
 
-/// Ingests a client artifact (artifact.md), streaming it: one thread reads and
+/// Ingests a client artifact (docs/artifact.md), streaming it: one thread reads and
 /// prepares lines (in parallel batches), this one decodes the context transport
 /// in order and writes rows into one transaction.
 ///

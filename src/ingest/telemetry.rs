@@ -1,4 +1,4 @@
-//! Server telemetry files (telemetry.md): validated with the reference's loader
+//! Server telemetry files (docs/telemetry.md): validated with the reference's loader
 //! rules, then attached to a run: the run id their samples carry (`ingest`), or
 //! the run being analyzed (`infer analyze --server-telemetry`).
 use std::path::Path;

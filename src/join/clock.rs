@@ -1,7 +1,7 @@
 //! Clocks: the client's clock domain, the artifact's `infer.clock_alignment`
 //! records (validated and resolved as the reference does), the operator's
 //! `--clock-offset-ns`/`--clock-uncertainty-ns`, and how one server domain
-//! maps onto the client's (the reference's server join (`stormlog.infer.analysis._server_join`)).
+//! maps onto the client's (docs/server-join.md §5, §6.1-§6.3).
 
 use serde_json::{Map, Value};
 
@@ -41,12 +41,12 @@ pub struct Alignment {
 
 impl Alignment {
     /// Whether the half-open validity window `[valid_from, valid_to)` (server
-    /// clock) covers `t` (§6.1).
+    /// clock) covers `t` (docs/server-join.md §6.1).
     pub fn covers(&self, t: i64) -> bool {
         self.valid_from_ns.is_none_or(|from| t >= from) && self.valid_to_ns.is_none_or(|to| t < to)
     }
 
-    /// The interval the true offset lies in (§6.2), including the legacy
+    /// The interval the true offset lies in (docs/server-join.md §6.2), including the legacy
     /// execution-import bracket.
     pub fn offset_bounds(&self) -> (i128, i128) {
         let offset = i128::from(self.offset_ns);
@@ -241,7 +241,7 @@ fn check_ref(name: &str, value: &Value) -> Result<(), String> {
     Ok(())
 }
 
-/// Parse one `infer.clock_alignment` record (§5.2). `Ok(None)` for a legacy
+/// Parse one `infer.clock_alignment` record (docs/server-join.md §5.2). `Ok(None)` for a legacy
 /// (schema version 1) record, which the join ignores.
 pub fn parse_alignment(record: &Map<String, Value>) -> Result<Option<Alignment>, String> {
     let version = match record.get("schema_version") {
@@ -372,7 +372,7 @@ pub fn parse_alignment(record: &Map<String, Value>) -> Result<Option<Alignment>,
     }))
 }
 
-/// The operator's flags as an in-memory alignment (§5.4), validated like a
+/// The operator's flags as an in-memory alignment (docs/server-join.md §5.4), validated like a
 /// record: a negative uncertainty is an error.
 fn operator_alignment(
     run_id: &str,
@@ -403,7 +403,7 @@ fn operator_alignment(
 }
 
 /// Parse every `infer.clock_alignment` record and resolve this run's ones
-/// (§5.2): own records de-duplicated and sorted, then foreign ones in
+/// (docs/server-join.md §5.2): own records de-duplicated and sorted, then foreign ones in
 /// artifact order.
 pub fn artifact_alignments(records: &[Value], run_id: &str) -> Result<Vec<Alignment>, JoinError> {
     let mut own = Vec::new();
@@ -484,7 +484,7 @@ fn resolve(own: Vec<Alignment>) -> Result<Vec<Alignment>, JoinError> {
     Ok(entities)
 }
 
-/// The client artifact's wall-clock domain (§5.1), from its single
+/// The client artifact's wall-clock domain (docs/server-join.md §5.1), from its single
 /// `infer.artifact` record.
 pub fn client_clock_domain(artifact: &Map<String, Value>) -> Option<String> {
     let context = artifact.get("context")?.as_object()?;
@@ -507,7 +507,7 @@ pub fn client_clock_domain(artifact: &Map<String, Value>) -> Option<String> {
     recorded.filter(|d| !d.is_empty()).map(str::to_owned)
 }
 
-/// Which server domain the flags describe (§5.3); `None` when an offset is
+/// Which server domain the flags describe (docs/server-join.md §5.3); `None` when an offset is
 /// given and several domains are remote.
 pub fn flags_domain(domains: &[String], client: &str, offset_ns: Option<i64>) -> Option<String> {
     let remote: Vec<&String> = domains
@@ -572,7 +572,7 @@ pub struct Placement {
 }
 
 impl ServerClock {
-    /// Place one server timestamp (§6.3).
+    /// Place one server timestamp (docs/server-join.md §6.3).
     pub fn align(&self, t: i64) -> Result<Placement, Unplaced> {
         if self.evidence == Evidence::SameHost {
             return Ok(Placement {
@@ -604,7 +604,7 @@ impl ServerClock {
     }
 }
 
-/// Choose the evidence for one server domain, or say what is missing (§5.4).
+/// Choose the evidence for one server domain, or say what is missing (docs/server-join.md §5.4).
 pub fn build_server_clock(
     run_id: &str,
     server_domain: &str,

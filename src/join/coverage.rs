@@ -1,5 +1,5 @@
 //! Per-case coverage of one joined member and its metric summaries
-//! (the reference's server join (`stormlog.infer.analysis._server_join`)). A member's placed samples are sorted once by
+//! (docs/server-join.md §8, §9, §10). A member's placed samples are sorted once by
 //! client time and its unplaced samples by server time; each case then only
 //! binary-searches its window and walks the samples inside it.
 
@@ -36,7 +36,7 @@ pub(crate) struct Timeline {
     metrics: Vec<usize>,
 }
 
-/// Build a member's timeline (§8). The member has at least one placed sample.
+/// Build a member's timeline (docs/server-join.md §8). The member has at least one placed sample.
 pub(crate) fn timeline(
     member: &Member,
     offsets_of_applied: Vec<i64>,
@@ -115,7 +115,7 @@ impl Status {
     }
 }
 
-/// One member's view of one case: observations (§9.6) and coverage (§9.5).
+/// One member's view of one case: observations (docs/server-join.md §9.6) and coverage (docs/server-join.md §9.5).
 pub(crate) struct CaseView {
     pub status: Status,
     pub observations: Value,
@@ -143,7 +143,7 @@ fn coverage_json(
 
 impl Timeline {
     /// Why a case has no samples when unplaced polls probably fell inside it
-    /// (§9.4): any offset that placed others puts one in `[start, end]`.
+    /// (docs/server-join.md §9.4): any offset that placed others puts one in `[start, end]`.
     fn unplaced_reason(&self, start: i128, end: i128) -> Option<&'static str> {
         let mut near = false;
         for &offset in &self.offsets {
@@ -161,7 +161,7 @@ impl Timeline {
         near.then_some("clock_alignment_uncovered")
     }
 
-    /// The member's view of a case whose ok requests span `window` (§9).
+    /// The member's view of a case whose ok requests span `window` (docs/server-join.md §9).
     pub(crate) fn case_view(&self, window: Option<(i64, i64)>, indexed: &Indexed) -> CaseView {
         let Some((start, end)) = window else {
             return CaseView {
@@ -230,7 +230,7 @@ impl Timeline {
     }
 
     /// One summary per metric the member ever reported, over the in-window
-    /// samples only (§9.6).
+    /// samples only (docs/server-join.md §9.6).
     fn metric_summaries(&self, in_window: &[usize], indexed: &Indexed) -> Value {
         // Sets stay tiny (a few sources, provenances and intervals per
         // metric), so short vectors beat tree sets on the hot path.
@@ -308,7 +308,7 @@ impl Timeline {
     }
 }
 
-/// Group coverage from the members' statuses (§10).
+/// Group coverage from the members' statuses (docs/server-join.md §10).
 pub(crate) fn group_coverage(statuses: &[Status]) -> Value {
     let (status, reason) = if statuses.iter().all(|s| *s == Status::Observed) {
         ("observed", None)

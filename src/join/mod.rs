@@ -3,7 +3,7 @@
 //! or one complete declared group, a declared direct route, clock evidence),
 //! placing every sample on the client clock with its own uncertainty, and
 //! telling each workload case how well the server was observed during it
-//! (the reference's server join (`stormlog.infer.analysis._server_join`) the reference's `stormlog.infer.telemetry`).
+//! (docs/server-join.md; docs/telemetry.md §1-§4).
 //!
 //! Pure code: JSON values in, JSON values and text lines out. The caller
 //! reads files, decodes the artifact and builds each case's request window;
@@ -32,7 +32,7 @@ pub use telemetry::{
 };
 pub use text::{case_lines, run_lines};
 
-/// Errors the join raises instead of reporting (the reference's server join (`stormlog.infer.analysis._server_join`)).
+/// Errors the join raises instead of reporting (docs/server-join.md §12).
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum JoinError {
     /// A telemetry file that cannot be read or fails validation.
@@ -57,7 +57,7 @@ impl JoinError {
     }
 }
 
-/// One case's request window (§9.1): min start and max end over its ok
+/// One case's request window (docs/server-join.md §9.1): min start and max end over its ok
 /// requests with both times numeric, truncated to integers; `None` when no
 /// request qualifies.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,7 +150,7 @@ enum Decision {
 }
 
 /// Compute `server_join`, `server_targets` and every case's server memory
-/// (the reference's server join (`stormlog.infer.analysis._server_join`)).
+/// (docs/server-join.md §1 steps 4-8).
 pub fn join(inputs: JoinInputs) -> Result<JoinOutcome, JoinError> {
     let indexed = place::dedup(inputs.samples);
     let server_targets = place::server_targets(&indexed);
@@ -223,7 +223,7 @@ pub fn join(inputs: JoinInputs) -> Result<JoinOutcome, JoinError> {
     })
 }
 
-/// The join decision (§3) over de-duplicated, non-empty samples.
+/// The join decision (docs/server-join.md §3) over de-duplicated, non-empty samples.
 fn decide(
     records: &[Value],
     indexed: &place::Indexed,
@@ -318,7 +318,7 @@ fn decide(
     Ok(Decision::Joined { members, clocks })
 }
 
-/// Every case's server memory fields for the joined members (§9, §10).
+/// Every case's server memory fields for the joined members (docs/server-join.md §9, docs/server-join.md §10).
 fn case_memories(
     members: &[place::Member],
     clocks: &[ServerClock],

@@ -1,7 +1,7 @@
 //! The join decision for loaded samples: de-duplication, membership (one
 //! server or one complete declared group), per-member placement on the client
 //! clock, the joined report's membership and clock fields, invalidation, each
-//! member's timeline, and `server_targets` (the reference's server join (`stormlog.infer.analysis._server_join`),
+//! member's timeline, and `server_targets` (docs/server-join.md §2.1, §3, §4, §6.4,
 //! §7, §8, §13).
 
 use std::collections::HashMap;
@@ -145,7 +145,7 @@ pub(crate) struct Indexed {
     pub provenances: Vec<String>,
 }
 
-/// Drop exact duplicates, keeping each first occurrence in place (§2.1).
+/// Drop exact duplicates, keeping each first occurrence in place (docs/server-join.md §2.1).
 /// Every field takes part: each sample is reduced to integers (interned
 /// strings) and hashed, the hashes sorted, and only samples with equal
 /// hashes compared in full.
@@ -247,7 +247,7 @@ fn retain_flagged<T>(items: &mut Vec<T>, keep: &[bool]) {
     items.retain(|_| flags.next().unwrap_or(true));
 }
 
-/// Why the samples are neither one server nor one complete group (§4.1).
+/// Why the samples are neither one server nor one complete group (docs/server-join.md §4.1).
 pub(crate) fn membership_issue(identities: &[Identity]) -> Option<&'static str> {
     let groups: Vec<Option<&str>> = {
         let mut g: Vec<Option<&str>> = identities.iter().map(|i| i.group_id.as_deref()).collect();
@@ -307,7 +307,7 @@ impl Member {
 }
 
 /// Group sample indices by identity, ordered by rank (null as 0), stable on
-/// first appearance (§4.2).
+/// first appearance (docs/server-join.md §4.2).
 pub(crate) fn members_by_rank(identities: &[Identity], ids: &[u32]) -> Vec<(Identity, Vec<usize>)> {
     let mut grouped: Vec<Vec<usize>> = vec![Vec::new(); identities.len()];
     for (index, &id) in ids.iter().enumerate() {
@@ -321,7 +321,7 @@ pub(crate) fn members_by_rank(identities: &[Identity], ids: &[u32]) -> Vec<(Iden
         .collect()
 }
 
-/// Place every sample of one member (§6.4).
+/// Place every sample of one member (docs/server-join.md §6.4).
 pub(crate) fn place_member(
     identity: Identity,
     sample_indices: Vec<usize>,
@@ -367,7 +367,7 @@ pub(crate) fn time_value(v: i128) -> Value {
     }
 }
 
-/// One `clock_alignments` entry (§6.4).
+/// One `clock_alignments` entry (docs/server-join.md §6.4).
 fn applied_entry(clock: &ServerClock, alignment: Option<usize>, count: u64) -> Map<String, Value> {
     let mut m = Map::new();
     match alignment.and_then(|i| clock.alignments.get(i)) {
@@ -422,7 +422,7 @@ fn applied_entry(clock: &ServerClock, alignment: Option<usize>, count: u64) -> M
     m
 }
 
-/// Where the observed process or GPU stopped being the original one (§7.4).
+/// Where the observed process or GPU stopped being the original one (docs/server-join.md §7.4).
 pub(crate) struct Invalidation {
     pub observed_at_ns: i64,
     pub detail: Option<String>,
@@ -476,7 +476,7 @@ impl EarliestSoFar for Option<&ServerSample> {
     }
 }
 
-/// The joined report (§7): membership, clock fields and attribution.
+/// The joined report (docs/server-join.md §7): membership, clock fields and attribution.
 pub(crate) fn joined_report(
     members: &[Member],
     clocks: &[ServerClock],
@@ -525,7 +525,7 @@ pub(crate) fn joined_report(
             report.insert("group".into(), Value::Object(group));
         }
     }
-    // Merge entries equal in all but the count, keeping first positions (§7.3).
+    // Merge entries equal in all but the count, keeping first positions (docs/server-join.md §7.3).
     let mut merged: Vec<Map<String, Value>> = Vec::new();
     for member in members {
         let clock = &clocks[member.clock];
@@ -620,7 +620,7 @@ pub(crate) fn joined_report(
     report
 }
 
-/// `telemetry.server_targets` (§13): one entry per identity, ordered by
+/// `telemetry.server_targets` (docs/server-join.md §13): one entry per identity, ordered by
 /// (host, pid, process start, device UUID or ""), ties in appearance order.
 pub(crate) fn server_targets(indexed: &Indexed) -> Value {
     let identities = &indexed.identities;

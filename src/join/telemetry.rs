@@ -1,5 +1,5 @@
 //! Server telemetry samples: the typed record, its loader with the
-//! reference's exact validation order and messages (the reference's `stormlog.infer.telemetry`), and the
+//! reference's exact validation order and messages (docs/telemetry.md §4), and the
 //! record as the collector writes it back out.
 //!
 //! The loader takes a whole file's text; decoding bytes (and the UTF-8 error
@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value};
 
-/// The telemetry schema version this loader accepts (the reference's `stormlog.infer.telemetry`).
+/// The telemetry schema version this loader accepts (docs/telemetry.md §3).
 pub const TELEMETRY_SCHEMA_VERSION: i64 = 1;
 /// The one record type of a telemetry artifact.
 pub const TELEMETRY_EVENT_TYPE: &str = "infer.telemetry_sample";
@@ -44,7 +44,7 @@ impl ServerSample {
     }
 }
 
-/// The nine metrics, their scopes and owners (the reference's `stormlog.infer.telemetry`), in name order.
+/// The nine metrics, their scopes and owners (docs/telemetry.md §2.3), in name order.
 pub const METRICS: [(&str, &str, &str); 9] = [
     ("allocator_allocated_bytes", "server_process", "allocator"),
     ("allocator_reserved_bytes", "server_process", "allocator"),
@@ -116,7 +116,7 @@ pub fn is_boot_qualified(domain: &str) -> bool {
     parts.len() == 3 && parts.iter().all(|p| !p.is_empty()) && parts[2] == WALL_CLOCK
 }
 
-/// Validate and type one decoded telemetry record (the reference's `stormlog.infer.telemetry`). The
+/// Validate and type one decoded telemetry record (docs/telemetry.md §4.2). The
 /// first failing check gives the message, worded as the reference words it.
 pub fn parse_sample(record: &Value) -> Result<ServerSample, String> {
     let Some(obj) = record.as_object() else {
@@ -496,7 +496,7 @@ pub(crate) fn universal_lines(text: &str) -> Vec<&str> {
     crate::py::text::universal_lines(text)
 }
 
-/// Load a whole telemetry file's text (the reference's `stormlog.infer.telemetry`): every non-blank
+/// Load a whole telemetry file's text (docs/telemetry.md §4.1): every non-blank
 /// line must be a valid sample; blank lines still take a line number.
 pub fn load_telemetry_text(text: &str) -> Result<Vec<ServerSample>, String> {
     let mut samples = Vec::new();
@@ -518,7 +518,7 @@ pub fn load_telemetry_text(text: &str) -> Result<Vec<ServerSample>, String> {
     Ok(samples)
 }
 
-/// The record as the collector writes it: all 15 fields (the reference's `stormlog.infer.telemetry`).
+/// The record as the collector writes it: all 15 fields (docs/telemetry.md §2.1).
 pub fn sample_to_json(s: &ServerSample) -> Value {
     let mut m = Map::new();
     m.insert(

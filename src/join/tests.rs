@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used)]
-//! Hand-computed placements and coverage (the reference's server join (`stormlog.infer.analysis._server_join`)
+//! Hand-computed placements and coverage (docs/server-join.md §15 and the edges
 //! issue 4 lists), loader messages, and the shared conformance cases.
 
 use serde_json::{json, Value};
@@ -8,7 +8,7 @@ use super::*;
 
 const MS: i64 = 1_000_000;
 
-/// `T(x)` of §15: 10 s plus x milliseconds.
+/// `T(x)` of docs/server-join.md §15: 10 s plus x milliseconds.
 fn t(x: i64) -> i64 {
     10_000_000_000 + x * MS
 }
@@ -109,7 +109,7 @@ fn coverage_of(out: &JoinOutcome, key: &str) -> Value {
     out.cases[key].server_coverage.clone()
 }
 
-/// The §15.1 telemetry: 10 polls of RSS and device memory on `gpu-a`.
+/// The docs/server-join.md §15.1 telemetry: 10 polls of RSS and device memory on `gpu-a`.
 fn gpu_a_polls(polls: i64) -> Vec<ServerSample> {
     let id = identity("gpu-a", Some("b1"), 42, Some("GPU-a"));
     (0..polls)

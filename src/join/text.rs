@@ -1,4 +1,4 @@
-//! The text report's server lines (the reference's server join (`stormlog.infer.analysis._server_join`)), rendered from the
+//! The text report's server lines (docs/server-join.md §14), rendered from the
 //! JSON the join produced, worded exactly as the reference prints them.
 
 use serde_json::Value;

@@ -313,7 +313,7 @@ fn not_a_number(kind: &str) -> String {
     format!("int() argument must be a string, a bytes-like object or a real number, not '{kind}'")
 }
 
-/// Spec §6 `int_value`, exactly: integers as they are, finite floats
+/// docs/artifact.md §6: `int_value`, exactly: integers as they are, finite floats
 /// truncated toward zero, anything else (booleans included) 0.
 pub fn int_value(v: &Value) -> Int {
     if let Some(i) = pyjson::big_int(v) {

@@ -35,7 +35,7 @@ pub fn truthy(v: &Value) -> bool {
     }
 }
 
-/// Python `str(v)` (spec §6 "string form"): strings as is, everything else
+/// Python `str(v)` (docs/artifact.md §6, "the string form"): strings as is, everything else
 /// as `repr`. Non-finite floats print as Python does (`nan`, `inf`).
 /// Dicts print in key order, not the file's insertion order Python keeps.
 pub fn str_form(v: &Value) -> String {

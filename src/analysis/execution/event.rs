@@ -1,7 +1,7 @@
 //! Correlation events (docs/artifact.md §3.2) as the execution block reads them:
 //! decoded records with a schema version other than 1, checked the way the
 //! reference's typed parse checks them, borrowed from the record rather than
-//! copied. A record that fails the parse is skipped and counted (report.md
+//! copied. A record that fails the parse is skipped and counted (docs/report.md
 //! §6.4 step 1), never an error of the whole report.
 use serde_json::{Map, Value};
 

@@ -1,7 +1,7 @@
 //! The two things a collector reads, behind traits so the poll loop runs the
 //! same against the operating system and NVML as against test fakes:
 //! [`ProcessSource`] (the server process's RSS and identity, telemetry spec
-//! §5.7) and [`GpuSource`] (NVML v2 memory of one GPU or MIG instance, §5.4).
+//! docs/telemetry.md §5.7) and [`GpuSource`] (NVML v2 memory of one GPU or MIG instance, docs/telemetry.md §5.4).
 
 use std::collections::BTreeSet;
 

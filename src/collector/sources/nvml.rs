@@ -1,4 +1,4 @@
-//! GPU memory through NVML (telemetry spec §5.4): open a GPU or MIG handle
+//! GPU memory through NVML (docs/telemetry.md §5.4): open a GPU or MIG handle
 //! and verify its UUID, then per poll re-check the identity and read
 //! `nvmlDeviceGetMemoryInfo_v2`'s `used` and `reserved`. NVML is loaded at
 //! run time (`libnvidia-ml.so.1`), so the binary runs on hosts without
@@ -22,7 +22,7 @@ pub const NVML_LIBRARY: &str = "libnvidia-ml.so.1";
 /// NVML_ERROR_INVALID_ARGUMENT and NVML_ERROR_NOT_FOUND: no such device.
 const NO_SUCH_DEVICE: [u32; 2] = [2, 6];
 
-/// Opening the GPU source failed (§5.2 step 4).
+/// Opening the GPU source failed (docs/telemetry.md §5.2 step 4).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GpuOpenError {
     #[error("NVML is unavailable on this host; pass --no-gpu to collect without GPU memory")]

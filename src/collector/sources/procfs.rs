@@ -1,7 +1,7 @@
 //! The server process as Linux's `/proc` shows it: RSS from `statm`, and the
 //! process identity (PID plus start time in clock ticks since boot) from
-//! `stat`, which is how a reused PID is told apart (telemetry spec §5.3,
-//! §5.7). Reading two small files per poll is cheaper than a general process
+//! `stat`, which is how a reused PID is told apart (docs/telemetry.md §5.3,
+//! docs/telemetry.md §5.7). Reading two small files per poll is cheaper than a general process
 //! table refresh and gives the same numbers the reference's psutil reads.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -123,7 +123,7 @@ fn read_whole(file: &fs::File) -> std::io::Result<String> {
 }
 
 impl ProcfsProcess {
-    /// Looks the process up as the reference does at start-up (§5.2 step
+    /// Looks the process up as the reference does at start-up (docs/telemetry.md §5.2 step
     /// 3.6): no such PID, or a zombie, refuses it; a denied read accepts it
     /// and leaves the verdict to the first poll.
     pub fn open(pid: i64) -> Result<Self, ProcessLookupError> {
@@ -231,7 +231,7 @@ impl ProcessSource for ProcfsProcess {
     }
 
     /// `trunc((ticks / CLK_TCK + btime) * 1e9)` in doubles, exactly as
-    /// psutil's creation time times 10^9 (§5.3), so identities match the
+    /// psutil's creation time times 10^9 (docs/telemetry.md §5.3), so identities match the
     /// reference's to the nanosecond.
     fn start_ns(&self) -> Result<u64, String> {
         let ticks = self
@@ -430,7 +430,7 @@ mod tests {
     #[test]
     fn start_ns_uses_double_arithmetic_like_psutil() {
         let fake = FakeProc::new();
-        // ticks / 100 + btime = 1795960369.85 -> 1795960369849999872 (§5.3).
+        // ticks / 100 + btime = 1795960369.85 -> 1795960369849999872 (docs/telemetry.md §5.3).
         fake.process(10, 1, 'S', 36985, 1);
         let mut p = fake.open(10).unwrap();
         p.clock_ticks = 100;

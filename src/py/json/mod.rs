@@ -1,6 +1,6 @@
 //! Python's `json` module over `serde_json::Value`: the sentinels that carry
 //! what a `Value` cannot (NaN, ±∞, integers past 64 bits), parsing
-//! ([`parse`]), printing ([`dump`]) and the spec §6 numeric helpers.
+//! ([`parse`]), printing ([`dump`]) and the numeric helpers of docs/artifact.md §6.
 //!
 //! The reference implementation reads and writes JSON with Python's `json`
 //! module, and its quirks are part of the contract: it accepts the bare
@@ -10,7 +10,7 @@
 //! parsing one document ([`parse`]), printing it back ([`dumps_pretty`],
 //! [`dumps_compact`], [`dumps_with`], [`float_repr`]), and the value
 //! semantics the analysis borrows from Python (truthiness, `==`, `str()`,
-//! and the numeric helpers of spec `artifact.md` §6).
+//! and the numeric helpers of docs/artifact.md §6).
 //!
 //! `serde_json::Value` cannot hold a non-finite float, so NaN and ±∞ travel
 //! as the sentinel strings [`NAN`], [`INF`] and [`NEG_INF`]; every helper
@@ -103,7 +103,7 @@ pub fn get<'a>(v: &'a Value, key: &str) -> &'a Value {
     v.get(key).unwrap_or(&NULL)
 }
 
-/// Spec §6 `is_number`: a JSON integer or a finite float; not a bool or sentinel.
+/// docs/artifact.md §6: `is_number`: a JSON integer or a finite float; not a bool or sentinel.
 pub fn is_number(v: &Value) -> bool {
     matches!(v, Value::Number(_)) || big_int(v).is_some()
 }
@@ -118,7 +118,7 @@ fn big_f64(v: &Value) -> Option<f64> {
     }))
 }
 
-/// Spec §6 `is_real`: any number, NaN/±∞ sentinels included; not a bool.
+/// docs/artifact.md §6: `is_real`: any number, NaN/±∞ sentinels included; not a bool.
 pub fn real(v: &Value) -> Option<f64> {
     match v {
         Value::Number(n) => n.as_f64(),
@@ -141,7 +141,7 @@ pub fn is_int(v: &Value) -> bool {
     matches!(v, Value::Number(n) if n.is_i64() || n.is_u64()) || big_int(v).is_some()
 }
 
-/// Spec §6 `int_value`: integers as is (saturating beyond i64), finite floats
+/// docs/artifact.md §6: `int_value`: integers as is (saturating beyond i64), finite floats
 /// truncated toward zero, anything else 0.
 pub fn int_value(v: &Value) -> i64 {
     if let Some(i) = big_int(v) {
