@@ -97,16 +97,6 @@ const RECORD_FIELDS: [&str; 9] = [
     "valid_from_ns",
     "valid_to_ns",
 ];
-const REF_FIELDS: [&str; 8] = [
-    "request_ref",
-    "attempt_ref",
-    "backend_request_ref",
-    "iteration_ref",
-    "batch_ref",
-    "stage_ref",
-    "activity_ref",
-    "correlation_scope",
-];
 const EVENT_TYPE: &str = "infer.clock_alignment";
 
 fn wrapped(message: String) -> String {
@@ -268,7 +258,7 @@ pub fn parse_alignment(record: &Map<String, Value>) -> Result<Option<Alignment>,
         return Err("context must be an object".into());
     };
     let context = parse_context(raw_context)?;
-    for name in REF_FIELDS {
+    for name in crate::model::transport::CORRELATION_REFS {
         match record.get(name) {
             None | Some(Value::Null) => {}
             Some(value) => check_ref(name, value)?,

@@ -248,7 +248,8 @@ pub fn validate_context(context: &Value) -> Result<(), String> {
     Ok(())
 }
 
-const REFS: [&str; 8] = [
+/// The entity-reference fields of a correlation record (each an `EntityRef`).
+pub const CORRELATION_REFS: [&str; 8] = [
     "request_ref",
     "attempt_ref",
     "backend_request_ref",
@@ -421,7 +422,7 @@ pub fn validate_correlation(record: &Map<String, Value>) -> Result<(), String> {
             ));
         }
     }
-    for k in REFS {
+    for k in CORRELATION_REFS {
         match record.get(k) {
             None | Some(Value::Null) => {}
             Some(Value::Object(r)) => {

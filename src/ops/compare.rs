@@ -218,7 +218,7 @@ fn summarize_and_compare(
     spec: Spec,
     err: &mut dyn Write,
 ) -> Result<engine::Comparison, CompareError> {
-    check_slo_flags(args)?;
+    let policy = flag_policy(args)?;
     if let Some(db) = &args.db {
         let conn = crate::db::read::open_for_reading(db).map_err(|e| CompareError::Other {
             message: e.to_string(),
@@ -226,7 +226,7 @@ fn summarize_and_compare(
         })?;
         let summarize = |runs: &[String]| -> Result<Vec<RunSummary>, CompareError> {
             runs.iter()
-                .map(|r| stored_summary(&conn, r, args))
+                .map(|r| stored_summary(&conn, r, args, policy.clone()))
                 .collect()
         };
         let (baseline, candidate) = match &args.experiment {
@@ -277,11 +277,14 @@ fn slo_error(e: crate::slo::SloError) -> CompareError {
     }
 }
 
-/// The policy flags are judged once, before any artifact is read, as the reference does.
-fn check_slo_flags(args: &CompareConfig) -> Result<(), CompareError> {
-    crate::slo::policy_from_cli(&args.slo, args.slo_file.as_deref()).map_err(slo_error)?;
-    Ok(())
+/// The policy flags are judged once, before any artifact is read, as the
+/// reference does; stored runs are judged by the policy they give.
+fn flag_policy(args: &CompareConfig) -> Result<Option<FlagPolicy>, CompareError> {
+    crate::slo::policy_from_cli(&args.slo, args.slo_file.as_deref()).map_err(slo_error)
 }
+
+/// A policy from `--slo` / `--slo-file`, with where it came from.
+type FlagPolicy = (crate::slo::Policy, crate::slo::PolicySource);
 
 fn summary(shown: &Path, args: &CompareConfig) -> Result<RunSummary, CompareError> {
     let resolved = args
@@ -383,13 +386,11 @@ fn stored_summary(
     conn: &crate::db::Connection,
     name: &str,
     args: &CompareConfig,
+    policy: Option<FlagPolicy>,
 ) -> Result<RunSummary, CompareError> {
     let db_error = |e: crate::db::DbError| CompareError::input(e.to_string());
     let run = crate::db::runs::resolve(conn, name).map_err(db_error)?;
     let (segments, membership) = segments(args)?;
-    // The flags were checked before any run was read (check_slo_flags).
-    let policy =
-        crate::slo::policy_from_cli(&args.slo, args.slo_file.as_deref()).map_err(slo_error)?;
     let data = crate::db::store::load_run(conn, &run).map_err(db_error)?;
     let spans = crate::db::store::attached_spans(conn, &run).map_err(db_error)?;
     let inputs = crate::report::Inputs {

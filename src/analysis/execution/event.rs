@@ -258,16 +258,7 @@ pub fn parse(record: &Map<String, Value>) -> Option<Event<'_>> {
     // The envelope, the context, the known keys, the integers and spans.
     crate::model::transport::validate_correlation(record).ok()?;
     // What that check leaves to the dataclasses' own checks.
-    for k in [
-        "request_ref",
-        "attempt_ref",
-        "backend_request_ref",
-        "iteration_ref",
-        "batch_ref",
-        "stage_ref",
-        "activity_ref",
-        "correlation_scope",
-    ] {
+    for k in crate::model::transport::CORRELATION_REFS {
         if let Some(Value::Object(r)) = record.get(k) {
             // EntityRef(**value): exactly its two fields.
             if r.len() != 2 || ref_of(record.get(k)?).is_none() {
