@@ -10,7 +10,7 @@ use super::engine::{
     OUTCOME_UNRECOVERABLE, PROTOCOL_FAILURE,
 };
 use super::engine::{lost, CaseResult, OVERLAP_NOT_GATED};
-use super::metrics::{default_metrics, evidence_coverage, fnmatch, MetricSpec, RUN_MISSES};
+use super::metrics::{default_metrics, evidence_coverage, MetricSpec, RUN_MISSES};
 use super::ojson::{obj, J};
 use super::spec::{OnIncomplete, Spec};
 use super::stats::{
@@ -76,17 +76,8 @@ pub(super) fn case(
         .any(|r| !r.outcome_failures.is_empty() || !r.comparable_cases.contains_key(case_id));
     let contrast = blocked.or(control_failed.then_some(CONTROL_FAILED));
     let metrics = case_metrics(case_id, &kept, design, &spec, contrast)?;
-    let absent_gates = spec
-        .gates
-        .iter()
-        .filter(|(p, _)| !metrics.iter().any(|m| fnmatch(p, &m.name)))
-        .map(|(p, r)| {
-            (
-                p.clone(),
-                GateOutcome::new(NOT_EVALUABLE, Some("metric_absent"), r),
-            )
-        })
-        .collect();
+    let absent_gates =
+        super::metrics::absent_gates(&spec.gates, metrics.iter().map(|m| m.name.as_str()));
     let mut result = CaseResult {
         metrics,
         absent_gates,

@@ -336,6 +336,28 @@ pub fn vacuous_budget(pattern: &str, budget: f64) -> Option<String> {
     None
 }
 
+/// The gates whose pattern matches none of the case's metrics: not evaluable,
+/// `metric_absent` (compare's cases and history's checks report them alike).
+pub fn absent_gates<'a>(
+    gates: &[(String, super::stats::GateRule)],
+    metric_names: impl Iterator<Item = &'a str> + Clone,
+) -> Vec<(String, super::stats::GateOutcome)> {
+    gates
+        .iter()
+        .filter(|(p, _)| !metric_names.clone().any(|m| fnmatch(p, m)))
+        .map(|(p, r)| {
+            (
+                p.clone(),
+                super::stats::GateOutcome::new(
+                    super::stats::NOT_EVALUABLE,
+                    Some("metric_absent"),
+                    r,
+                ),
+            )
+        })
+        .collect()
+}
+
 /// Python's `fnmatch.fnmatchcase`: `*`, `?`, `[seq]` and `[!seq]`.
 pub fn fnmatch(pattern: &str, name: &str) -> bool {
     let p: Vec<char> = pattern.chars().collect();

@@ -164,17 +164,10 @@ pub fn check_case(
         .iter()
         .map(|spec| check_metric(spec, case_id, run, &kept, rules, blocked))
         .collect();
-    let absent_gates = rules
-        .gates
-        .iter()
-        .filter(|(p, _)| !metrics.iter().any(|m| fnmatch(p, &m.name)))
-        .map(|(p, r)| {
-            (
-                p.clone(),
-                GateOutcome::new(NOT_EVALUABLE, Some("metric_absent"), r),
-            )
-        })
-        .collect();
+    let absent_gates = crate::compare::metrics::absent_gates(
+        &rules.gates,
+        metrics.iter().map(|m| m.name.as_str()),
+    );
     Ok(CaseCheck {
         case_id: case_id.to_owned(),
         series_key: None,
