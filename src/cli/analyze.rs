@@ -70,8 +70,7 @@ pub fn run(a: AnalyzeArgs, out: &mut dyn Write, err: &mut dyn Write) -> crate::o
         clock_uncertainty_ns: join.clock_uncertainty_ns,
         ..Default::default()
     };
-    let analyzed = crate::ops::analyze::analyze(&request)
-        .map_err(|e| crate::ops::Error::new(e.exit, e.message))?;
+    let analyzed = crate::ops::analyze::analyze(&request)?;
     // The command exits right after the report: skip freeing the run's data.
     std::mem::forget(analyzed.data);
     crate::ops::report::emit(

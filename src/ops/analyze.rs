@@ -8,12 +8,11 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::analysis::segment::{Membership, Segment};
-use crate::db::{self, DbError};
+use crate::db;
 use crate::exit::Exit;
 use crate::ingest::{self, IngestError};
 use crate::model::RunData;
 use crate::report;
-use crate::slo::SloError;
 
 /// What an analysis is asked: the artifact and every setting that reaches it.
 #[derive(Debug, Clone, Default)]
@@ -43,60 +42,9 @@ pub struct Analyzed {
     pub sha256: Option<String>,
 }
 
-/// Why an analysis failed: the message for stderr and the exit status.
-#[derive(Debug, Clone)]
-pub struct AnalyzeError {
-    pub message: String,
-    pub exit: Exit,
-}
-
-impl AnalyzeError {
-    fn new(exit: Exit, message: impl Into<String>) -> Self {
-        AnalyzeError {
-            message: message.into(),
-            exit,
-        }
-    }
-}
-
-impl std::fmt::Display for AnalyzeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl From<DbError> for AnalyzeError {
-    fn from(e: DbError) -> Self {
-        match db::failure::advice(&e) {
-            Some(advice) => AnalyzeError::new(Exit::Database, format!("{e}: {advice}")),
-            None => AnalyzeError::new(e.exit(), e.to_string()),
-        }
-    }
-}
-
-impl From<IngestError> for AnalyzeError {
-    fn from(e: IngestError) -> Self {
-        let exit = match e {
-            IngestError::Invalid { .. } | IngestError::Conflict { .. } | IngestError::Io { .. } => {
-                Exit::InvalidInput
-            }
-            IngestError::Db(_) => Exit::Unexpected,
-        };
-        AnalyzeError::new(exit, e.to_string())
-    }
-}
-
-impl From<SloError> for AnalyzeError {
-    fn from(e: SloError) -> Self {
-        AnalyzeError::new(e.exit(), e.to_string())
-    }
-}
-
-impl From<report::ReportError> for AnalyzeError {
-    fn from(e: report::ReportError) -> Self {
-        AnalyzeError::new(e.exit, e.message)
-    }
-}
+/// Why an analysis failed: the message for stderr and the exit status (the
+/// error every command of `ops` returns, with its conversions).
+pub use super::Error as AnalyzeError;
 
 /// Loads the artifact into a scratch database (a temporary file, deleted
 /// afterwards) and builds the report through the same path as `report`. The

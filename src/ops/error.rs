@@ -15,6 +15,12 @@ pub struct Error {
     pub broken_pipe: bool,
 }
 
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 /// A command's result.
 pub type Result<T> = std::result::Result<T, Error>;
 
