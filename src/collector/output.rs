@@ -1,20 +1,16 @@
-//! Telemetry samples and how they leave the collector: the record shape of
-//! `infer.telemetry_sample` (docs/telemetry.md §2), rendered exactly as the
-//! reference's `json.dumps(record, sort_keys=True)` writes it (docs/telemetry.md §1.1), and the
-//! sinks a poll is written to. A poll's lines go out in one write followed by
-//! a flush, so a killed collector leaves whole lines on disk.
+//! Telemetry samples and how they leave the collector: the collector's
+//! samples of `infer.telemetry_sample` (docs/telemetry.md §2), written by the
+//! one record writer (`model::telemetry`, byte for byte the reference's), and
+//! the sinks a poll is written to. A poll's lines go out in one write followed
+//! by a flush, so a killed collector leaves whole lines on disk.
 
-use std::fmt::Write as _;
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use super::identity::ServerIdentity;
+use crate::model::telemetry::{write_record, RecordHead, SampleFields};
 
-/// Schema version of every record written.
-pub const SCHEMA_VERSION: u32 = 1;
-/// Event type of every record written.
-pub const EVENT_TYPE: &str = "infer.telemetry_sample";
 /// `source` of the RSS sample (the reference reads it through psutil).
 pub const SOURCE_PROCESS: &str = "psutil";
 /// `source` of the GPU samples.
@@ -112,55 +108,35 @@ pub struct RecordContext {
     pub run_id: String,
     pub identity: ServerIdentity,
     pub interval_ms: i64,
-    clock_domain_json: String,
-    identity_json: String,
-    run_id_json: String,
+    head: RecordHead,
 }
 
 impl RecordContext {
     pub fn new(run_id: &str, identity: ServerIdentity, interval_ms: i64) -> Self {
         Self {
             run_id: run_id.to_string(),
-            clock_domain_json: json_string(&identity.clock_domain()),
-            identity_json: identity_json(&identity),
-            run_id_json: json_string(run_id),
+            head: RecordHead::new(run_id, &identity),
             identity,
             interval_ms,
         }
     }
 
-    /// One record as a line, keys sorted, `", "`/`": "` separators,
-    /// non-ASCII escaped: byte-identical to the reference's writer.
+    /// One record as a line (`model::telemetry::write_record`).
     pub fn render_sample(&self, observed_at_ns: i64, sample: &Sample, line: &mut String) {
         let metric = sample.metric;
-        let detail = sample
-            .detail
-            .as_deref()
-            .map_or_else(|| "null".to_string(), json_string);
-        let value = sample
-            .value_bytes
-            .map_or_else(|| "null".to_string(), |v| v.to_string());
-        // Infallible: writing into a String cannot fail.
-        let _ = writeln!(
-            line,
-            "{{\"clock_domain\": {}, \"counter_owner\": \"{}\", \"detail\": {}, \
-             \"event_type\": \"{EVENT_TYPE}\", \"identity\": {}, \"interval_ms\": {}, \
-             \"metric\": \"{}\", \"observed_at_ns\": {}, \"provenance\": \"observed\", \
-             \"run_id\": {}, \"schema_version\": {SCHEMA_VERSION}, \"scope\": \"{}\", \
-             \"source\": \"{}\", \"state\": \"{}\", \"value_bytes\": {}}}",
-            self.clock_domain_json,
-            metric.counter_owner(),
-            detail,
-            self.identity_json,
-            self.interval_ms,
-            metric.name(),
+        let fields = SampleFields {
             observed_at_ns,
-            self.run_id_json,
-            metric.scope(),
-            metric.source(),
-            sample.state.as_str(),
-            value,
-        );
+            metric: metric.name(),
+            scope: metric.scope(),
+            counter_owner: metric.counter_owner(),
+            value_bytes: sample.value_bytes.map(i128::from),
+            state: sample.state.as_str(),
+            source: metric.source(),
+            interval_ms: self.interval_ms,
+            detail: sample.detail.as_deref(),
+            provenance: "observed",
+        };
+        write_record(line, &self.head, &fields, None);
     }
 
     /// Every line of one poll, concatenated, for a single write.
@@ -172,28 +148,6 @@ impl RecordContext {
         text
     }
 }
-
-fn identity_json(identity: &ServerIdentity) -> String {
-    let string = |v: &Option<String>| v.as_deref().map_or_else(|| "null".to_string(), json_string);
-    let int = |v: Option<i64>| v.map_or_else(|| "null".to_string(), |n| n.to_string());
-    format!(
-        "{{\"boot_id\": {}, \"device_uuid\": {}, \"gpu_instance_id\": {}, \"group_id\": {}, \
-         \"host\": {}, \"pid\": {}, \"process_start_ns\": {}, \"rank\": {}, \
-         \"replica_id\": {}, \"world_size\": {}}}",
-        string(&identity.boot_id),
-        string(&identity.device_uuid),
-        string(&identity.gpu_instance_id),
-        string(&identity.group_id),
-        json_string(&identity.host),
-        identity.pid,
-        identity.process_start_ns,
-        int(identity.rank),
-        string(&identity.replica_id),
-        int(identity.world_size),
-    )
-}
-
-pub use crate::py::json::json_string;
 
 /// Writing a poll failed; names the file so the user knows where.
 #[derive(Debug, thiserror::Error)]
@@ -325,16 +279,6 @@ mod tests {
         assert!(line.contains(r#""rank": 1, "replica_id": "\u00e9", "world_size": 2}"#));
         assert!(line.contains(r#""counter_owner": "gpu_instance""#));
         assert!(line.contains(r#""scope": "gpu_instance", "source": "nvml-v2", "state": "invalid", "value_bytes": null}"#));
-    }
-
-    #[test]
-    fn escapes_like_python_ensure_ascii() {
-        assert_eq!(
-            json_string("a\"b\\c\n\t\u{1}\u{7f}"),
-            r#""a\"b\\c\n\t\u0001\u007f""#
-        );
-        assert_eq!(json_string("😀"), r#""\ud83d\ude00""#);
-        assert_eq!(json_string("\u{8}\u{c}\r"), r#""\b\f\r""#);
     }
 
     #[test]

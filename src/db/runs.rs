@@ -255,18 +255,34 @@ pub fn telemetry_samples(
 }
 
 /// The run's server telemetry as JSONL, files in attach order: each sample as
-/// the collector writes it (`join::sample_to_json`), plus the keys it kept aside.
+/// the collector writes it (`model::telemetry::write_record`), with the keys
+/// it kept aside.
 pub fn export_telemetry(conn: &Connection, run_id: &str) -> Result<String, DbError> {
     let mut out = String::new();
+    // Consecutive samples mostly share a run ID and a server: render that
+    // part of their records once.
+    type Head = (
+        String,
+        crate::join::Identity,
+        crate::model::telemetry::RecordHead,
+    );
+    let mut head: Option<Head> = None;
     for (sample, extra) in telemetry_samples(conn, run_id)? {
-        let mut rec = crate::join::sample_to_json(&sample);
-        if let (Some(Ok(Value::Object(extra))), Some(obj)) =
-            (extra.map(|e| pyjson::parse(&e)), rec.as_object_mut())
-        {
-            obj.extend(extra);
+        let same = |(run, id, _): &Head| *run == sample.run_id && *id == sample.identity;
+        if !head.as_ref().is_some_and(same) {
+            head = Some((
+                sample.run_id.clone(),
+                sample.identity.clone(),
+                sample.head(),
+            ));
         }
-        out.push_str(&pyjson::dumps_compact(&rec));
-        out.push('\n');
+        let extra = match extra.map(|e| pyjson::parse(&e)) {
+            Some(Ok(Value::Object(extra))) => Some(extra),
+            _ => None,
+        };
+        if let Some((_, _, head)) = &head {
+            sample.write_record(head, extra.as_ref(), &mut out);
+        }
     }
     Ok(out)
 }

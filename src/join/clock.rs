@@ -5,11 +5,11 @@
 
 use serde_json::{Map, Value};
 
-use super::telemetry::{
-    is_boot_qualified, missing_arguments, py_type_name, strict_int, wall_clock_domain, IntVal,
-};
+use super::telemetry::{is_boot_qualified, strict_int, wall_clock_domain, IntVal};
 use super::JoinError;
 use crate::model::transport::{is_context_key, CONTEXT_OPTIONAL, CONTEXT_REQUIRED};
+use crate::py::builtins::missing_arguments;
+use crate::py::value::type_name;
 
 /// Event ID of the in-memory alignment built from the clock flags.
 pub const CLI_ALIGNMENT_ID: &str = "cli:clock-offset";
@@ -124,10 +124,9 @@ fn optional_nonnegative(value: &Value, name: &str) -> Result<Option<i64>, String
 /// (wrapped, since the reference catches `TypeError` around the context).
 fn choice(value: &Value, choices: &[&str], message: &str) -> Result<(), String> {
     match value {
-        Value::Array(_) | Value::Object(_) => Err(wrapped(format!(
-            "unhashable type: '{}'",
-            py_type_name(value)
-        ))),
+        Value::Array(_) | Value::Object(_) => {
+            Err(wrapped(format!("unhashable type: '{}'", type_name(value))))
+        }
         Value::String(s) if choices.contains(&s.as_str()) && !crate::py::json::is_sentinel(s) => {
             Ok(())
         }

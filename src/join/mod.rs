@@ -28,7 +28,7 @@ use crate::exit::Exit;
 pub use clock::{client_clock_domain, Alignment, Evidence, ServerClock};
 pub use telemetry::{
     is_boot_qualified, load_telemetry_text, load_telemetry_with_extras, parse_sample,
-    sample_to_json, wall_clock_domain, Identity, SampleWithExtra, ServerSample,
+    wall_clock_domain, Identity, SampleWithExtra, ServerSample,
 };
 pub use text::{case_lines, run_lines};
 

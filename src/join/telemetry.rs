@@ -1,6 +1,6 @@
 //! Server telemetry samples: the typed record, its loader with the
 //! reference's exact validation order and messages (docs/telemetry.md §4), and the
-//! record as the collector writes it back out.
+//! record written back out by the collector's writer (`model::telemetry`).
 //!
 //! The loader takes a whole file's text; decoding bytes (and the UTF-8 error
 //! that goes with it) and reading the file are the caller's business, as is the
@@ -8,13 +8,13 @@
 
 use serde_json::{Map, Value};
 
-/// The telemetry schema version this loader accepts (docs/telemetry.md §3).
-pub const TELEMETRY_SCHEMA_VERSION: i64 = 1;
-/// The one record type of a telemetry artifact.
-pub const TELEMETRY_EVENT_TYPE: &str = "infer.telemetry_sample";
 /// The server identity, its clock domain and rendering (one record with
 /// the collector's; `Identity` is its old name here).
 pub use crate::model::identity::{wall_clock_domain, ServerIdentity as Identity, WALL_CLOCK};
+use crate::model::telemetry::{
+    write_record, RecordHead, SampleFields, EVENT_TYPE as TELEMETRY_EVENT_TYPE,
+    SCHEMA_VERSION as TELEMETRY_SCHEMA_VERSION,
+};
 
 /// One counter with one owner and one observation scope, at one instant.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -216,138 +216,20 @@ pub fn parse_sample(record: &Value) -> Result<ServerSample, String> {
     })
 }
 
-const IDENTITY_KEYS: [&str; 10] = [
-    "host",
-    "pid",
-    "process_start_ns",
-    "device_uuid",
-    "gpu_instance_id",
-    "replica_id",
-    "rank",
-    "boot_id",
-    "group_id",
-    "world_size",
-];
-
-/// `ServerIdentity(**record["identity"])` with its `__post_init__` checks.
+/// `ServerIdentity(**record["identity"])` with its `__post_init__` checks
+/// (one parse with the collector's validation: `model::identity`).
 fn parse_identity(raw: &Value) -> Result<Identity, String> {
-    let Some(obj) = raw.as_object() else {
-        return Err(format!(
-            "stormlog.infer.telemetry.ServerIdentity() argument after ** must be a mapping, not {}",
-            py_type_name(raw)
-        ));
-    };
-    // Python reports the first unexpected keyword in the object's key order;
-    // the decoded map here is sorted, so with several unknown keys the named
-    // one can differ (documented divergence).
-    if let Some(key) = obj.keys().find(|k| !IDENTITY_KEYS.contains(&k.as_str())) {
-        return Err(format!(
-            "ServerIdentity.__init__() got an unexpected keyword argument '{key}'"
-        ));
-    }
-    let missing: Vec<&str> = IDENTITY_KEYS[..3]
-        .iter()
-        .copied()
-        .filter(|k| !obj.contains_key(*k))
-        .collect();
-    if !missing.is_empty() {
-        return Err(format!(
-            "ServerIdentity.__init__() {}",
-            missing_arguments(&missing, "positional")
-        ));
-    }
-    let get = |key: &str| obj.get(key).unwrap_or(&Value::Null);
-    let host = nonempty_str(get("host"));
-    let pid = positive_int(get("pid"));
-    let start = positive_int(get("process_start_ns"));
-    let (Some(host), Some(pid), Some(process_start_ns)) = (host, pid, start) else {
-        return Err("host, positive pid, and process_start_ns are required".into());
-    };
-    if host.contains('/') || py_contains_slash(get("boot_id"))? {
-        return Err("host and boot_id cannot contain '/'".into());
-    }
-    let mut optional = [None, None, None, None, None];
-    for (slot, key) in optional.iter_mut().zip([
-        "device_uuid",
-        "gpu_instance_id",
-        "replica_id",
-        "boot_id",
-        "group_id",
-    ]) {
-        match get(key) {
-            Value::Null => {}
-            Value::String(s) if !s.is_empty() && !crate::py::json::is_sentinel(s) => {
-                *slot = Some(s.clone())
-            }
-            _ => return Err("optional server identity fields must be non-empty strings".into()),
-        }
-    }
-    let [device_uuid, gpu_instance_id, replica_id, boot_id, group_id] = optional;
-    if gpu_instance_id.is_some() && device_uuid.is_none() {
-        return Err("gpu_instance_id requires device_uuid".into());
-    }
-    let rank = match get("rank") {
-        Value::Null => None,
-        other => match strict_int(other) {
-            Some(IntVal::Small(r)) if r >= 0 => Some(r),
-            _ => return Err("rank must be non-negative".into()),
-        },
-    };
-    let world_size = match &group_id {
-        None => {
-            if !get("world_size").is_null() {
-                return Err("world_size requires group_id".into());
-            }
-            None
-        }
-        Some(_) => {
-            let Some(size) = positive_int(get("world_size")) else {
-                return Err("group members need a positive world_size".into());
-            };
-            if rank.is_none_or(|r| r >= size) {
-                return Err("group members need a rank below world_size".into());
-            }
-            Some(size)
-        }
-    };
-    Ok(Identity {
-        host: host.to_owned(),
-        pid,
-        process_start_ns,
-        device_uuid,
-        gpu_instance_id,
-        replica_id,
-        rank,
-        boot_id,
-        group_id,
-        world_size,
-    })
-}
-
-/// Python's `"/" in (boot_id or "")`: substring for a string, membership for
-/// a list or an object's keys, a `TypeError` for a truthy number or `true`.
-fn py_contains_slash(value: &Value) -> Result<bool, String> {
-    if !py_truthy(value) {
-        return Ok(false);
-    }
-    match value {
-        Value::String(s) if !crate::py::json::is_sentinel(s) => Ok(s.contains('/')),
-        Value::Array(items) => Ok(items.iter().any(|v| v.as_str() == Some("/"))),
-        Value::Object(map) => Ok(map.contains_key("/")),
-        other => Err(format!(
-            "argument of type '{}' is not iterable",
-            py_type_name(other)
-        )),
-    }
+    Identity::from_json(raw).map_err(|e| e.to_string())
 }
 
 /// Check `value in {choices}` as Python does, including its `TypeError` for
 /// an unhashable list or object.
 fn member_of<'a>(value: &Value, choices: &[&'a str], message: &str) -> Result<&'a str, String> {
     match value {
-        Value::Array(_) | Value::Object(_) => {
-            Err(format!("unhashable type: '{}'", py_type_name(value)))
-        }
+        Value::Array(_) | Value::Object(_) => Err(format!(
+            "unhashable type: '{}'",
+            crate::py::value::type_name(value)
+        )),
         Value::String(s) if !crate::py::json::is_sentinel(s) => choices
             .iter()
             .find(|c| **c == s.as_str())
@@ -355,22 +237,6 @@ fn member_of<'a>(value: &Value, choices: &[&'a str], message: &str) -> Result<&'
             .ok_or_else(|| message.to_owned()),
         _ => Err(message.to_owned()),
     }
-}
-
-/// CPython's "missing N required … argument(s): 'a', 'b', and 'c'" wording.
-pub(crate) fn missing_arguments(names: &[&str], kind: &str) -> String {
-    let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
-    let list = match quoted.len() {
-        0 => String::new(),
-        1 => quoted[0].clone(),
-        2 => format!("{} and {}", quoted[0], quoted[1]),
-        n => format!("{}, and {}", quoted[..n - 1].join(", "), quoted[n - 1]),
-    };
-    let plural = if names.len() == 1 { "" } else { "s" };
-    format!(
-        "missing {} required {kind} argument{plural}: {list}",
-        names.len()
-    )
 }
 
 /// A JSON integer token's value. `Big` is an integer beyond `i64` (Python
@@ -409,16 +275,6 @@ fn nonempty_str(value: &Value) -> Option<&str> {
 
 fn truthy_opt(value: &Option<String>) -> bool {
     value.as_deref().is_some_and(|s| !s.is_empty())
-}
-
-/// Python truthiness of a decoded JSON value.
-pub(crate) fn py_truthy(value: &Value) -> bool {
-    crate::py::value::truthy(value)
-}
-
-/// The Python type name of a decoded JSON value.
-pub(crate) fn py_type_name(value: &Value) -> &'static str {
-    crate::py::value::type_name(value)
 }
 
 /// Parse one non-blank line into a JSON value. Kept in one place so the
@@ -518,31 +374,36 @@ pub fn load_telemetry_text(text: &str) -> Result<Vec<ServerSample>, String> {
     Ok(samples)
 }
 
-/// The record as the collector writes it: all 15 fields (docs/telemetry.md §2.1).
-pub fn sample_to_json(s: &ServerSample) -> Value {
-    let mut m = Map::new();
-    m.insert(
-        "schema_version".into(),
-        Value::from(TELEMETRY_SCHEMA_VERSION),
-    );
-    m.insert("event_type".into(), Value::from(TELEMETRY_EVENT_TYPE));
-    m.insert("scope".into(), Value::from(s.scope()));
-    m.insert(
-        "clock_domain".into(),
-        Value::from(s.identity.clock_domain()),
-    );
-    m.insert("counter_owner".into(), Value::from(s.counter_owner()));
-    m.insert("run_id".into(), Value::from(s.run_id.clone()));
-    m.insert("identity".into(), s.identity.to_json());
-    m.insert("observed_at_ns".into(), Value::from(s.observed_at_ns));
-    m.insert("metric".into(), Value::from(s.metric.clone()));
-    m.insert("value_bytes".into(), opt_int(s.value_bytes));
-    m.insert("state".into(), Value::from(s.state.clone()));
-    m.insert("source".into(), Value::from(s.source.clone()));
-    m.insert("interval_ms".into(), Value::from(s.interval_ms));
-    m.insert("detail".into(), opt_str(&s.detail));
-    m.insert("provenance".into(), Value::from(s.provenance.clone()));
-    Value::Object(m)
+impl ServerSample {
+    /// Appends the sample as the collector writes it (all 15 fields,
+    /// docs/telemetry.md §2.1), with the keys its file carried beside them,
+    /// and a newline. `head` is [`RecordHead::new`] of the sample's run ID
+    /// and identity ([`ServerSample::head`] makes one).
+    pub fn write_record(
+        &self,
+        head: &RecordHead,
+        extra: Option<&Map<String, Value>>,
+        out: &mut String,
+    ) {
+        let fields = SampleFields {
+            observed_at_ns: self.observed_at_ns,
+            metric: &self.metric,
+            scope: self.scope(),
+            counter_owner: self.counter_owner(),
+            value_bytes: self.value_bytes.map(i128::from),
+            state: &self.state,
+            source: &self.source,
+            interval_ms: self.interval_ms,
+            detail: self.detail.as_deref(),
+            provenance: &self.provenance,
+        };
+        write_record(out, head, &fields, extra);
+    }
+
+    /// The shared part of this sample's record.
+    pub fn head(&self) -> RecordHead {
+        RecordHead::new(&self.run_id, &self.identity)
+    }
 }
 
 pub(crate) fn opt_str(value: &Option<String>) -> Value {

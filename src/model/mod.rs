@@ -2,6 +2,7 @@
 pub mod identity;
 pub mod request;
 pub mod row;
+pub mod telemetry;
 pub mod transport;
 
 pub use request::{Interner, Request, Scalar, Sym, SystemSample};

@@ -169,11 +169,45 @@ pub fn int128(v: &Value) -> Option<i128> {
     }
 }
 
+/// The tail of CPython's `TypeError` for a call that lacks arguments:
+/// "missing N required {kind} argument(s): 'a', 'b', and 'c'".
+pub fn missing_arguments(names: &[&str], kind: &str) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+    let list = match quoted.len() {
+        0 => String::new(),
+        1 => quoted[0].clone(),
+        2 => format!("{} and {}", quoted[0], quoted[1]),
+        n => format!("{}, and {}", quoted[..n - 1].join(", "), quoted[n - 1]),
+    };
+    let plural = if names.len() == 1 { "" } else { "s" };
+    format!(
+        "missing {} required {kind} argument{plural}: {list}",
+        names.len()
+    )
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn missing_arguments_words_like_cpython() {
+        // f() with def f(a, b, c, *, k): CPython 3.11's messages.
+        assert_eq!(
+            missing_arguments(&["a"], "positional"),
+            "missing 1 required positional argument: 'a'"
+        );
+        assert_eq!(
+            missing_arguments(&["a", "b"], "positional"),
+            "missing 2 required positional arguments: 'a' and 'b'"
+        );
+        assert_eq!(
+            missing_arguments(&["a", "b", "c"], "keyword-only"),
+            "missing 3 required keyword-only arguments: 'a', 'b', and 'c'"
+        );
+    }
 
     #[test]
     fn python_error_texts() {

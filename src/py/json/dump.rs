@@ -31,6 +31,16 @@ pub fn dumps_with(v: &Value, indent: Option<usize>, item_sep: &str, key_sep: &st
     out
 }
 
+/// [`dumps_compact`] appended to `out`.
+pub fn write_compact(out: &mut String, v: &Value) {
+    let style = Style {
+        indent: None,
+        item_sep: ", ",
+        key_sep: ": ",
+    };
+    write_value(out, v, &style, 0);
+}
+
 struct Style<'a> {
     indent: Option<usize>,
     item_sep: &'a str,
@@ -102,8 +112,8 @@ pub fn json_string(s: &str) -> String {
 
 /// Python's `ensure_ascii` string encoding: short escapes for the usual
 /// controls, `\u00XX` (lowercase) for other controls, DEL and non-ASCII,
-/// surrogate pairs above U+FFFF; `/` stays as is.
-fn write_json_string(out: &mut String, s: &str) {
+/// surrogate pairs above U+FFFF; `/` stays as is. Appends to `out`.
+pub fn write_json_string(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
         match c {

@@ -19,7 +19,9 @@
 pub mod dump;
 pub mod parse;
 
-pub use self::dump::{dumps_compact, dumps_pretty, dumps_with, json_string};
+pub use self::dump::{
+    dumps_compact, dumps_pretty, dumps_with, json_string, write_compact, write_json_string,
+};
 pub use self::parse::{parse, ParseError};
 pub use crate::py::float::float_repr;
 pub use crate::py::value::{py_eq, py_eq_nested_maps, str_form, truthy};
