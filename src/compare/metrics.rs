@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::stats::{
     RunValue, DIFFERENCE, FRACTION_UNIT, HIGHER_IS_BETTER, LOG_RATIO, LOWER_IS_BETTER, RELATIVE,
 };
-use super::text::{py_g, py_pct};
+use crate::py::float::{format_g, percent};
 use crate::py::json::{get, is_number, number, real, str_form, truthy};
 
 pub const UNMEASURABLE: &str = "unmeasurable";
@@ -318,7 +318,7 @@ pub fn vacuous_budget(pattern: &str, budget: f64) -> Option<String> {
     {
         return Some(format!(
             "a fraction budget of {} is 1 or more: it can never fail",
-            py_g(budget, 6, false)
+            format_g(budget, 6, false)
         ));
     }
     let rates: Vec<&str> = RATE_METRICS
@@ -330,7 +330,7 @@ pub fn vacuous_budget(pattern: &str, budget: f64) -> Option<String> {
         return Some(format!(
             "{} cannot fall by {}, so the budget can never fail",
             rates.join(", "),
-            py_pct(budget, 0, false)
+            percent(budget, 0, false)
         ));
     }
     None

@@ -8,6 +8,7 @@ use super::metrics::{self, fnmatch};
 use super::ojson::{obj, J};
 use super::stats::{GateRule, MIN_GATE_PAIRS, SIGNIFICANT};
 use super::CompareError;
+use crate::py::float::float_repr;
 
 /// An enum of a spec's choices, spelled in reports as its flag spells it.
 macro_rules! choice {
@@ -130,22 +131,22 @@ impl Spec {
             (
                 0.0 < self.confidence && self.confidence < 1.0,
                 "confidence",
-                py_float(self.confidence),
+                float_repr(self.confidence),
             ),
             (
                 share_ok(self.min_attainment, true),
                 "min_attainment",
-                self.min_attainment.map_or("None".into(), py_float),
+                self.min_attainment.map_or("None".into(), float_repr),
             ),
             (
                 share_ok(Some(self.min_run_pass), true),
                 "min_run_pass",
-                py_float(self.min_run_pass),
+                float_repr(self.min_run_pass),
             ),
             (
                 share_ok(Some(self.evidence_floor), false),
                 "evidence_floor",
-                py_float(self.evidence_floor),
+                float_repr(self.evidence_floor),
             ),
         ];
         for (ok, name, shown) in checks {
@@ -261,10 +262,6 @@ impl Spec {
             ),
         ])
     }
-}
-
-fn py_float(x: f64) -> String {
-    crate::py::json::float_repr(x)
 }
 
 /// One `--gate METRIC=RULE:BUDGET` flag, checked as the reference checks it.

@@ -55,14 +55,14 @@ impl RunSummary {
             }
         }
         // The compact context transport (schema 4) is expanded as analysis expands it.
-        let mut contexts = crate::ingest::decode::Contexts::default();
+        let mut contexts = crate::model::transport::Contexts::default();
         let mut expanded = Vec::with_capacity(records.len());
         for (index, record) in records.into_iter().enumerate() {
             match contexts.accept(record) {
-                Ok(crate::ingest::decode::Line::Record { raw, .. }) => {
+                Ok(crate::model::transport::Line::Record { raw, .. }) => {
                     expanded.push(Value::Object(contexts.expand(&raw)))
                 }
-                Ok(crate::ingest::decode::Line::Definition { .. }) => {}
+                Ok(crate::model::transport::Line::Definition { .. }) => {}
                 Err(e) => {
                     return Err(CompareError::input(format!(
                         "{shown}: record {}: {e}",

@@ -1,18 +1,9 @@
-//! The comparison's text report, and the Python number formats it (and
-//! the gate statements) use: `{:g}`, `{:+.4g}` and `{:+.1%}`.
+//! The comparison's text report, in Python's number formats (`{:g}`,
+//! `{:+.4g}` and `{:+.1%}`, from `crate::py::float`).
 
 use super::engine::Comparison;
 use super::stats::{MetricComparison, FRACTION_UNIT, LOG_RATIO};
-
-/// Python's `format(x, "g")` with `precision` significant digits (`+` when `plus`).
-pub fn py_g(x: f64, precision: usize, plus: bool) -> String {
-    crate::py::float::format_g(x, precision, plus)
-}
-
-/// Python's `format(x, ".{decimals}%")` (`+` when `plus`).
-pub fn py_pct(x: f64, decimals: usize, plus: bool) -> String {
-    crate::py::float::percent(x, decimals, plus)
-}
+use crate::py::float::{format_g, percent};
 
 /// The text report: design, comparability, notes, then each case's metrics.
 pub fn comparison_lines(c: &Comparison) -> Vec<String> {
@@ -97,16 +88,16 @@ fn metric_line(metric: &MetricComparison) -> String {
             if metric.scale == LOG_RATIO {
                 format!(
                     "{} [{}, {}]",
-                    py_pct(e, 1, true),
-                    py_pct(l, 1, true),
-                    py_pct(u, 1, true)
+                    percent(e, 1, true),
+                    percent(l, 1, true),
+                    percent(u, 1, true)
                 )
             } else {
                 let mut s = format!(
                     "{} [{}, {}] {}",
-                    py_g(e, 4, true),
-                    py_g(l, 4, true),
-                    py_g(u, 4, true),
+                    format_g(e, 4, true),
+                    format_g(l, 4, true),
+                    format_g(u, 4, true),
                     metric.unit
                 );
                 if metric.unit == FRACTION_UNIT {
@@ -152,27 +143,9 @@ fn judged(metric: &MetricComparison) -> String {
                 "; warning: mean {} {moved} {:.1} pp against a {} pp budget",
                 metric.name.replace('_', " "),
                 change * 100.0,
-                py_g(gate.rule.budget * 100.0, 6, false)
+                format_g(gate.rule.budget * 100.0, 6, false)
             ));
         }
     }
     judged
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn python_number_formats() {
-        assert_eq!(py_g(0.05, 6, false), "0.05");
-        assert_eq!(py_g(0.0, 4, true), "+0");
-        assert_eq!(py_g(-0.22049, 4, true), "-0.2205");
-        assert_eq!(py_g(0.066509, 4, true), "+0.06651");
-        assert_eq!(py_g(123456.0, 4, true), "+1.235e+05");
-        assert_eq!(py_g(0.00001234, 4, false), "1.234e-05");
-        assert_eq!(py_g(5.0, 6, false), "5");
-        assert_eq!(py_pct(-0.234, 1, true), "-23.4%");
-        assert_eq!(py_pct(0.975, 1, false), "97.5%");
-    }
 }

@@ -18,15 +18,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-/// The context transport decoder, kept at its old path for its callers.
-pub use crate::model::transport as decode;
-
 use crate::db::encode as fast;
 use crate::db::ingest::{without_triggers, ArtifactRun, ArtifactTx};
 use crate::db::store::Writer;
 use crate::db::{Connection, DbError};
+use crate::model::transport::{Contexts, Line};
 use crate::py::json as pyjson;
-use decode::{Contexts, Line};
 use lines::Lines;
 
 /// Why an ingest failed.

@@ -536,4 +536,64 @@ mod tests {
             }
         }
     }
+
+    /// The formats the comparison's text and gate statements use.
+    #[test]
+    fn compare_number_formats() {
+        assert_eq!(format_g(0.05, 6, false), "0.05");
+        assert_eq!(format_g(0.0, 4, true), "+0");
+        assert_eq!(format_g(-0.22049, 4, true), "-0.2205");
+        assert_eq!(format_g(0.066509, 4, true), "+0.06651");
+        assert_eq!(format_g(123456.0, 4, true), "+1.235e+05");
+        assert_eq!(format_g(0.00001234, 4, false), "1.234e-05");
+        assert_eq!(format_g(5.0, 6, false), "5");
+        assert_eq!(percent(-0.234, 1, true), "-23.4%");
+        assert_eq!(percent(0.975, 1, false), "97.5%");
+    }
+
+    /// `float()` over the limits `--slo KEY:MS` takes (slo::flags).
+    #[test]
+    fn float_of_str_reads_slo_limits() {
+        let ok = [
+            ("5", 5.0),
+            (" 5 ", 5.0),
+            ("\u{2003}5", 5.0),
+            ("1_000", 1000.0),
+            ("1e1_0", 1e10),
+            (".5", 0.5),
+            ("5.", 5.0),
+            ("1.e5", 1e5),
+            ("-1", -1.0),
+            ("+2.5E-3", 2.5e-3),
+            ("١٢", 12.0),
+            ("١_٢", 12.0),
+            ("1e400", f64::INFINITY),
+            ("-Infinity", f64::NEG_INFINITY),
+            ("iNF", f64::INFINITY),
+        ];
+        for (s, want) in ok {
+            assert_eq!(float_of_str(s), Some(want), "{s:?}");
+        }
+        assert!(float_of_str("nAn").unwrap().is_nan());
+        assert!(float_of_str("+nan").unwrap().is_nan());
+        for bad in [
+            "", ".", "_1", "1__0", "1_", "1_e1", "0x10", "1e", "1e+", "1_.5", "1._5", "\x1c5",
+            "fast", "5 6", "infinit", "é",
+        ] {
+            assert_eq!(float_of_str(bad), None, "{bad:?}");
+        }
+    }
+
+    /// `format(x, "g")` as an SLO policy's messages print seconds (slo::policy).
+    #[test]
+    fn g_of_slo_seconds() {
+        assert_eq!(g(30.0), "30");
+        assert_eq!(g(2.5), "2.5");
+        assert_eq!(g(1234567.0), "1.23457e+06");
+        assert_eq!(g(0.00001), "1e-05");
+        assert_eq!(g(0.0001), "0.0001");
+        assert_eq!(g(999999.5), "1e+06");
+        assert_eq!(g(123456.0), "123456");
+        assert_eq!(g(0.1), "0.1");
+    }
 }

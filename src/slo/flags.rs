@@ -12,6 +12,8 @@ use super::criteria::CriterionKey;
 use super::file::load_file;
 use super::policy::{assemble, Criterion, Interval, Policy};
 use super::{PolicySource, SloError};
+use crate::py::float::float_of_str;
+use crate::py::text::repr_str;
 
 /// The policy the `--slo` values give (see [`policy_from_flags`] for a file).
 pub fn parse_flags(flags: &[String]) -> Result<Policy, SloError> {
@@ -25,7 +27,7 @@ pub fn policy_from_flags(flags: &[String]) -> Result<(Policy, PolicySource), Slo
         if flags.len() > 1 {
             return Err(SloError::Usage(format!(
                 "--slo {}: a policy file must be the only --slo value",
-                py_repr(path)
+                repr_str(path)
             )));
         }
         return load_file(Path::new(path), path).map(|p| (p, PolicySource::File));
@@ -64,13 +66,13 @@ fn names_policy_file(value: &str) -> bool {
 }
 
 fn criterion_from_flag(item: &str) -> Result<Criterion, SloError> {
-    let usage = |m: String| SloError::Usage(format!("--slo {}: {m}", py_repr(item)));
+    let usage = |m: String| SloError::Usage(format!("--slo {}: {m}", repr_str(item)));
     let Some((key, raw)) = item.rsplit_once(':').filter(|(k, _)| !k.is_empty()) else {
         return Err(usage("expected KEY:MS, such as ttft:500".into()));
     };
     let (boundary, metric) = key.split_once('.').unwrap_or(("client", key));
-    let Some(limit) = py_float(raw) else {
-        return Err(usage(format!("{} is not a number", py_repr(raw))));
+    let Some(limit) = float_of_str(raw) else {
+        return Err(usage(format!("{} is not a number", repr_str(raw))));
     };
     let key = CriterionKey::check(boundary, metric).map_err(usage)?;
     if !(limit.is_finite() && limit > 0.0) {
@@ -83,16 +85,6 @@ fn criterion_from_flag(item: &str) -> Result<Criterion, SloError> {
         max_ms: limit,
         attainment_target: None,
     })
-}
-
-/// Python's `repr` of a string.
-pub(crate) fn py_repr(s: &str) -> String {
-    crate::py::text::repr_str(s)
-}
-
-/// Python's `float(str)`.
-pub(crate) fn py_float(raw: &str) -> Option<f64> {
-    crate::py::float::float_of_str(raw)
 }
 
 #[cfg(test)]
@@ -108,48 +100,6 @@ mod tests {
 
     const KNOWN: &str = "known: client.e2e, client.e2e_from_intended, client.tpot, client.ttft, \
                          client.ttft_from_intended, server.e2e, server.itl, server.queue, server.tpot, server.ttft";
-
-    #[test]
-    fn python_float_grammar() {
-        let ok = [
-            ("5", 5.0),
-            (" 5 ", 5.0),
-            ("\u{2003}5", 5.0),
-            ("1_000", 1000.0),
-            ("1e1_0", 1e10),
-            (".5", 0.5),
-            ("5.", 5.0),
-            ("1.e5", 1e5),
-            ("-1", -1.0),
-            ("+2.5E-3", 2.5e-3),
-            ("١٢", 12.0),
-            ("١_٢", 12.0),
-            ("1e400", f64::INFINITY),
-            ("-Infinity", f64::NEG_INFINITY),
-            ("iNF", f64::INFINITY),
-        ];
-        for (s, want) in ok {
-            assert_eq!(py_float(s), Some(want), "{s:?}");
-        }
-        assert!(py_float("nAn").unwrap().is_nan());
-        assert!(py_float("+nan").unwrap().is_nan());
-        for bad in [
-            "", ".", "_1", "1__0", "1_", "1_e1", "0x10", "1e", "1e+", "1_.5", "1._5", "\x1c5",
-            "fast", "5 6", "infinit", "é",
-        ] {
-            assert_eq!(py_float(bad), None, "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn python_string_repr() {
-        assert_eq!(py_repr("ttft"), "'ttft'");
-        assert_eq!(py_repr("it's:5"), "\"it's:5\"");
-        assert_eq!(py_repr("ttft:a\"b'"), r#"'ttft:a"b\''"#);
-        assert_eq!(py_repr("tab\tx:5"), r"'tab\tx:5'");
-        assert_eq!(py_repr("é:5"), "'é:5'");
-        assert_eq!(py_repr("a\\b"), r"'a\\b'");
-    }
 
     #[test]
     fn flags_build_one_cli_policy() {

@@ -106,7 +106,7 @@ impl Policy {
             Interval::Sliding { seconds } => Err(format!(
                 "a sliding interval of {} s is judged online by a watcher; profile and analyze \
                  judge each case over its whole rate interval",
-                fmt_g(seconds)
+                crate::py::float::g(seconds)
             )),
         }
     }
@@ -301,11 +301,6 @@ fn reject_unknown(
     }
 }
 
-/// Python's `format(x, "g")`.
-pub fn fmt_g(x: f64) -> String {
-    crate::py::float::g(x)
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -314,18 +309,6 @@ mod tests {
 
     fn err(doc: Value) -> String {
         from_document(&doc).unwrap_err()
-    }
-
-    #[test]
-    fn g_format_matches_python() {
-        assert_eq!(fmt_g(30.0), "30");
-        assert_eq!(fmt_g(2.5), "2.5");
-        assert_eq!(fmt_g(1234567.0), "1.23457e+06");
-        assert_eq!(fmt_g(0.00001), "1e-05");
-        assert_eq!(fmt_g(0.0001), "0.0001");
-        assert_eq!(fmt_g(999999.5), "1e+06");
-        assert_eq!(fmt_g(123456.0), "123456");
-        assert_eq!(fmt_g(0.1), "0.1");
     }
 
     #[test]

@@ -11,10 +11,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{json, Map, Value};
 
 use super::catalog;
-use super::py;
 use super::records::{self, Compact, Hist, Sample, Scrape};
 use super::spans::{self, SpanJoin};
 use crate::analysis::stats;
+use crate::py::builtins;
 use crate::py::json as pyjson;
 
 pub const NOTE: &str = "engine-aggregate evidence over every request the engine served in the window, other clients' traffic included; nothing here attributes GPU time to a request";
@@ -39,11 +39,11 @@ fn opt_float(f: Option<f64>) -> Value {
 }
 
 fn is_type(r: &Value, t: &str) -> bool {
-    py::as_str(pyjson::get(r, "event_type")) == Some(t)
+    builtins::as_str(pyjson::get(r, "event_type")) == Some(t)
 }
 
 fn is_measured(r: &Value) -> bool {
-    py::as_str(pyjson::get(r, "phase")) == Some("measured")
+    builtins::as_str(pyjson::get(r, "phase")) == Some("measured")
 }
 
 /// The `telemetry.vllm` block; `{"status": "absent"}` without any scrape,
@@ -112,7 +112,7 @@ fn value_cmp(a: &Value, b: &Value) -> Ordering {
         (Some(x), Some(y)) => x.total_cmp(&y),
         (Some(_), None) => Ordering::Less,
         (None, Some(_)) => Ordering::Greater,
-        (None, None) => match (py::as_str(a), py::as_str(b)) {
+        (None, None) => match (builtins::as_str(a), builtins::as_str(b)) {
             (Some(x), Some(y)) => x.cmp(y),
             (Some(_), None) => Ordering::Less,
             (None, Some(_)) => Ordering::Greater,
@@ -800,7 +800,12 @@ fn kv_cache(gauges: &Map<String, Value>) -> Value {
         },
         _ => Map::new(),
     };
-    let int_label = |key: &str| config.get(key).and_then(py::as_str).and_then(py::parse_int);
+    let int_label = |key: &str| {
+        config
+            .get(key)
+            .and_then(builtins::as_str)
+            .and_then(crate::py::int::parse_int)
+    };
     let block_size = int_label("block_size");
     let size_tokens = int_label("kv_cache_size_tokens");
     let mut blocks = int_label("num_gpu_blocks");

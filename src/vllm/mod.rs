@@ -13,7 +13,6 @@
 
 pub mod catalog;
 pub mod engine;
-mod py;
 pub mod records;
 pub mod spanfile;
 pub mod spans;

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::py;
+use crate::py::builtins;
 use crate::py::json as pyjson;
 
 pub const SCRAPE_EVENT: &str = "infer.vllm_scrape";
@@ -201,7 +201,7 @@ impl Span {
 // ------------------------------------------------------------ field rules
 
 fn nonempty(v: &Value, name: &str) -> Result<String, String> {
-    match py::as_str(v) {
+    match builtins::as_str(v) {
         Some(s) if !s.is_empty() => Ok(s.to_owned()),
         _ => Err(format!("{name} must be a non-empty string")),
     }
@@ -216,7 +216,7 @@ fn optional_nonempty(v: &Value, name: &str) -> Result<Option<String>, String> {
 }
 
 fn positive_int(v: &Value, name: &str) -> Result<i128, String> {
-    match py::int128(v) {
+    match builtins::int128(v) {
         Some(n) if n > 0 => Ok(n),
         _ => Err(format!("{name} must be a positive integer")),
     }
@@ -226,7 +226,7 @@ fn optional_nonnegative_int(v: &Value, name: &str) -> Result<Option<i128>, Strin
     if v.is_null() {
         return Ok(None);
     }
-    match py::int128(v) {
+    match builtins::int128(v) {
         Some(n) if n >= 0 => Ok(Some(n)),
         _ => Err(format!("{name} must be a non-negative integer or null")),
     }
@@ -234,8 +234,8 @@ fn optional_nonnegative_int(v: &Value, name: &str) -> Result<Option<i128>, Strin
 
 fn envelope(record: &Value, event_type: &str) -> Result<(), String> {
     let version = pyjson::get(record, "schema_version");
-    let ok = py::int128(version) == Some(1)
-        && py::as_str(pyjson::get(record, "event_type")) == Some(event_type);
+    let ok = builtins::int128(version) == Some(1)
+        && builtins::as_str(pyjson::get(record, "event_type")) == Some(event_type);
     if ok {
         Ok(())
     } else {
@@ -244,7 +244,9 @@ fn envelope(record: &Value, event_type: &str) -> Result<(), String> {
 }
 
 fn in_set(v: &Value, set: &[&str]) -> Option<String> {
-    py::as_str(v).filter(|s| set.contains(s)).map(str::to_owned)
+    builtins::as_str(v)
+        .filter(|s| set.contains(s))
+        .map(str::to_owned)
 }
 
 // ------------------------------------------------------------ scrapes
@@ -252,7 +254,7 @@ fn in_set(v: &Value, set: &[&str]) -> Option<String> {
 /// Parses one `infer.vllm_scrape` record; the error is the reason text.
 pub fn parse_scrape(record: &Value) -> Result<Scrape, String> {
     envelope(record, SCRAPE_EVENT)?;
-    if py::as_str(pyjson::get(record, "observation_scope")) != Some("engine_aggregate") {
+    if builtins::as_str(pyjson::get(record, "observation_scope")) != Some("engine_aggregate") {
         return Err("scrape records are engine-aggregate evidence".into());
     }
     let mut required = Vec::new();
@@ -266,7 +268,7 @@ pub fn parse_scrape(record: &Value) -> Result<Scrape, String> {
         "status",
         "clock_domain",
     ] {
-        required.push(py::subscript(record, key)?);
+        required.push(builtins::subscript(record, key)?);
     }
     let [session_id, run_id, observed, source_url, marker, interval, status, clock] = required[..]
     else {
@@ -332,24 +334,24 @@ pub fn parse_scrape(record: &Value) -> Result<Scrape, String> {
 
 /// A sample value: a number or one of the strings `NaN`, `+Inf`, `-Inf`.
 fn decode_number(v: &Value) -> Result<f64, String> {
-    match py::as_str(v) {
+    match builtins::as_str(v) {
         Some("NaN") => Ok(f64::NAN),
         Some("+Inf") => Ok(f64::INFINITY),
         Some("-Inf") => Ok(f64::NEG_INFINITY),
-        Some(s) => Err(format!("not a sample value: {}", py::repr_str(s))),
-        None => py::float(v),
+        Some(s) => Err(format!("not a sample value: {}", builtins::repr_str(s))),
+        None => builtins::float(v),
     }
 }
 
 fn parse_hist(v: &Map<String, Value>) -> Result<Hist, String> {
     let raw = v.get("buckets").cloned().unwrap_or(Value::Array(vec![]));
     let mut buckets = Vec::new();
-    for item in py::iterate(&raw)? {
-        let (le, count) = py::unpack2(&item)?;
+    for item in builtins::iterate(&raw)? {
+        let (le, count) = builtins::unpack2(&item)?;
         buckets.push((pyjson::str_form(&le), decode_number(&count)?));
     }
-    let sum = v.get("sum").ok_or_else(|| py::repr_str("sum"))?;
-    let count = v.get("count").ok_or_else(|| py::repr_str("count"))?;
+    let sum = v.get("sum").ok_or_else(|| builtins::repr_str("sum"))?;
+    let count = v.get("count").ok_or_else(|| builtins::repr_str("count"))?;
     let opt = |x: &Value| {
         if x.is_null() {
             Ok(None)
@@ -366,12 +368,12 @@ fn parse_hist(v: &Map<String, Value>) -> Result<Hist, String> {
 
 fn parse_compact(v: &Value) -> Result<Compact, String> {
     let mut out = Compact::default();
-    for (k, kind) in py::items(py::subscript(v, "families")?)? {
+    for (k, kind) in builtins::items(builtins::subscript(v, "families")?)? {
         out.families.insert(k.clone(), pyjson::str_form(kind));
     }
-    for (name, by_set) in py::items(py::subscript(v, "values")?)? {
+    for (name, by_set) in builtins::items(builtins::subscript(v, "values")?)? {
         let mut series = BTreeMap::new();
-        for (set_id, value) in py::items(by_set)? {
+        for (set_id, value) in builtins::items(by_set)? {
             let sample = match value {
                 Value::Object(m) => Sample::Hist(parse_hist(m)?),
                 other => Sample::Num(decode_number(other)?),
@@ -380,26 +382,28 @@ fn parse_compact(v: &Value) -> Result<Compact, String> {
         }
         out.values.insert(name.clone(), series);
     }
-    for (set_id, labels) in py::items(py::subscript(v, "label_sets")?)? {
-        let set = py::items(labels)?
+    for (set_id, labels) in builtins::items(builtins::subscript(v, "label_sets")?)? {
+        let set = builtins::items(labels)?
             .iter()
             .map(|(a, b)| (a.clone(), pyjson::str_form(b)))
             .collect();
         out.label_sets.insert(set_id.clone(), set);
     }
     if let Some(helps) = v.get("helps") {
-        py::items(helps)?;
+        builtins::items(helps)?;
     }
     Ok(out)
 }
 
 fn parse_discovery(v: &Value) -> Result<Discovery, String> {
-    let list = |key: &str| -> Result<Vec<Value>, String> { py::iterate(py::subscript(v, key)?) };
+    let list = |key: &str| -> Result<Vec<Value>, String> {
+        builtins::iterate(builtins::subscript(v, key)?)
+    };
     list("present")?;
     list("absent")?;
     let optional_absent = list("optional_absent")?;
     let optional_present = match v.get("optional_present") {
-        Some(x) => py::iterate(x)?,
+        Some(x) => builtins::iterate(x)?,
         None => Vec::new(),
     };
     Ok(Discovery {
@@ -410,7 +414,7 @@ fn parse_discovery(v: &Value) -> Result<Discovery, String> {
         unknown: list("unknown")?,
         engines: list("engines")?,
         model_names: list("model_names")?,
-        process_start_ns: py::subscript(v, "process_start_ns")?.clone(),
+        process_start_ns: builtins::subscript(v, "process_start_ns")?.clone(),
     })
 }
 
@@ -421,14 +425,14 @@ pub fn parse_span(record: &Value) -> Result<Span, String> {
     envelope(record, SPAN_EVENT)?;
     let mut required = Vec::new();
     for key in ["session_id", "run_id", "source", "name", "clock_domain"] {
-        required.push(py::subscript(record, key)?.clone());
+        required.push(builtins::subscript(record, key)?.clone());
     }
     let get = |k| pyjson::get(record, k);
-    let attributes = py::dict_or_empty(get("attributes"))?;
-    let resource = py::dict_or_empty(get("resource"))?;
-    let scope = py::dict_or_empty(get("scope"))?;
+    let attributes = builtins::dict_or_empty(get("attributes"))?;
+    let resource = builtins::dict_or_empty(get("resource"))?;
+    let scope = builtins::dict_or_empty(get("scope"))?;
     let status = get("status").clone();
-    let dropped = py::dict_or_empty(get("dropped"))?;
+    let dropped = builtins::dict_or_empty(get("dropped"))?;
     let fields = SpanFields {
         session_id: required[0].clone(),
         run_id: required[1].clone(),
@@ -536,7 +540,7 @@ impl SpanFields {
 pub fn validate_records(records: &[(usize, &Value)]) -> Result<(), String> {
     for (index, record) in records {
         let event_type = pyjson::get(record, "event_type");
-        let result = match py::as_str(event_type) {
+        let result = match builtins::as_str(event_type) {
             Some(SCRAPE_EVENT) => parse_scrape(record).map(|_| ()),
             Some(SPAN_EVENT) => parse_span(record).map(|_| ()),
             _ => Ok(()),
@@ -555,7 +559,7 @@ pub fn validate_records(records: &[(usize, &Value)]) -> Result<(), String> {
 pub fn scrapes_of(records: &[Value]) -> Vec<Scrape> {
     let mut scrapes: Vec<Scrape> = records
         .iter()
-        .filter(|r| py::as_str(pyjson::get(r, "event_type")) == Some(SCRAPE_EVENT))
+        .filter(|r| builtins::as_str(pyjson::get(r, "event_type")) == Some(SCRAPE_EVENT))
         .filter_map(|r| parse_scrape(r).ok())
         .collect();
     scrapes.sort_by_key(|s| s.observed_at_ns);
@@ -566,7 +570,7 @@ pub fn scrapes_of(records: &[Value]) -> Vec<Scrape> {
 pub fn spans_of<'a>(records: impl IntoIterator<Item = &'a Value>) -> Vec<Span> {
     records
         .into_iter()
-        .filter(|r| py::as_str(pyjson::get(r, "event_type")) == Some(SPAN_EVENT))
+        .filter(|r| builtins::as_str(pyjson::get(r, "event_type")) == Some(SPAN_EVENT))
         .filter_map(|r| parse_span(r).ok())
         .collect()
 }

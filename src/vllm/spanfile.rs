@@ -8,8 +8,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::py;
 use super::records::SpanFields;
+use crate::py::builtins;
 use crate::py::json as pyjson;
 
 const SPAN_KINDS: [&str; 6] = [
@@ -90,7 +90,7 @@ pub fn load_span_file(
 }
 
 fn read_spans(text: &str) -> Result<(&'static str, Vec<RawSpan>), String> {
-    let stripped = text.trim_matches(py::is_py_space);
+    let stripped = text.trim_matches(crate::py::text::is_py_space);
     if stripped.is_empty() {
         return Err("span file is empty".into());
     }
@@ -101,8 +101,11 @@ fn read_spans(text: &str) -> Result<(&'static str, Vec<RawSpan>), String> {
     }
     let mut source = "jsonl_file";
     let mut spans = Vec::new();
-    for (i, line) in py::splitlines(stripped).into_iter().enumerate() {
-        if line.trim_matches(py::is_py_space).is_empty() {
+    for (i, line) in crate::py::text::splitlines(stripped)
+        .into_iter()
+        .enumerate()
+    {
+        if line.trim_matches(crate::py::text::is_py_space).is_empty() {
             continue;
         }
         let decoded = (|| -> Result<(), String> {
@@ -136,7 +139,7 @@ fn artifact_identity(records: &[Value]) -> (String, String) {
     let of_type = |t: &str| {
         records
             .iter()
-            .find(|r| py::as_str(pyjson::get(r, "event_type")) == Some(t))
+            .find(|r| builtins::as_str(pyjson::get(r, "event_type")) == Some(t))
     };
     if let Some(artifact) = of_type("infer.artifact") {
         let context = pyjson::get(artifact, "context");
@@ -158,7 +161,7 @@ fn artifact_identity(records: &[Value]) -> (String, String) {
 fn clock_domain(resource: &Map<String, Value>, fallback_host: &str) -> String {
     let host = resource
         .get("host.name")
-        .and_then(py::as_str)
+        .and_then(builtins::as_str)
         .filter(|s| !s.is_empty())
         .unwrap_or(fallback_host);
     let name = host.replace('/', "_");
@@ -173,7 +176,7 @@ fn clock_domain(resource: &Map<String, Value>, fallback_host: &str) -> String {
 /// The client's `X-Request-Id` inside vLLM's `chatcmpl-<id>` or
 /// `cmpl-<id>-<index>`: a trailing `-<digits>` is dropped only when it is one.
 pub fn request_id_from_native(native: &Value) -> Option<String> {
-    let s = py::as_str(native)?;
+    let s = builtins::as_str(native)?;
     let body = s
         .strip_prefix("chatcmpl-")
         .or_else(|| s.strip_prefix("cmpl-"))?;
@@ -199,7 +202,7 @@ fn json_int(v: &Value) -> Value {
             _ => Value::Null,
         },
         Value::Number(_) => v.clone(),
-        Value::String(s) if py::as_str(v).is_some() => py::parse_int(s)
+        Value::String(s) if builtins::as_str(v).is_some() => crate::py::int::parse_int(s)
             .and_then(|n| i64::try_from(n).ok())
             .map_or(Value::Null, Value::from),
         _ => Value::Null,
@@ -225,12 +228,12 @@ fn any_value(v: &Value) -> Result<Value, String> {
                     other => {
                         return Err(format!(
                             "'{}' object has no attribute 'get'",
-                            py::type_name(other)
+                            builtins::type_name(other)
                         ))
                     }
                 };
                 let mut out = Vec::new();
-                for item in py::iterate(&items)? {
+                for item in builtins::iterate(&items)? {
                     out.push(any_value(&item)?);
                 }
                 return Ok(Value::Array(out));
@@ -243,7 +246,7 @@ fn any_value(v: &Value) -> Result<Value, String> {
                     other => {
                         return Err(format!(
                             "'{}' object has no attribute 'get'",
-                            py::type_name(other)
+                            builtins::type_name(other)
                         ))
                     }
                 };
@@ -264,19 +267,19 @@ fn int_value(raw: &Value) -> Result<Value, String> {
             _ => Err("cannot convert float NaN to integer".into()),
         },
         Value::Number(_) => Ok(raw.clone()),
-        Value::String(s) if py::as_str(raw).is_some() => py::parse_int(s)
+        Value::String(s) if builtins::as_str(raw).is_some() => crate::py::int::parse_int(s)
             .and_then(|n| i64::try_from(n).ok())
             .map(Value::from)
             .ok_or_else(|| {
                 format!(
                     "invalid literal for int() with base 10: {}",
-                    py::repr_str(s)
+                    builtins::repr_str(s)
                 )
             }),
         Value::String(_) => Err("cannot convert float NaN to integer".into()),
         other => Err(format!(
             "int() argument must be a string, a bytes-like object or a real number, not '{}'",
-            py::type_name(other)
+            builtins::type_name(other)
         )),
     }
 }
@@ -291,7 +294,7 @@ fn key_values(items: &Value) -> Result<Map<String, Value>, String> {
     if !pyjson::truthy(items) {
         return Ok(out);
     }
-    for item in py::iterate(items)? {
+    for item in builtins::iterate(items)? {
         if let Value::Object(m) = &item {
             if let Some(key) = m.get("key") {
                 let value = any_value(m.get("value").unwrap_or(&Value::Null))?;
@@ -308,14 +311,14 @@ fn section<'a>(v: &'a Value, key: &str) -> Result<&'a Value, String> {
         Value::Object(m) => Ok(m.get(key).unwrap_or(&Value::Null)),
         other => Err(format!(
             "'{}' object has no attribute 'get'",
-            py::type_name(other)
+            builtins::type_name(other)
         )),
     }
 }
 
 fn list_or_empty(v: &Value) -> Result<Vec<Value>, String> {
     if pyjson::truthy(v) {
-        py::iterate(v)
+        builtins::iterate(v)
     } else {
         Ok(Vec::new())
     }
@@ -335,7 +338,7 @@ fn decode_otlp_json(doc: &Value) -> Result<Vec<RawSpan>, String> {
             let scope_raw = section(&scope_spans, "scope")?;
             let mut scope = Map::new();
             if pyjson::truthy(scope_raw) {
-                for (k, v) in py::items(scope_raw)? {
+                for (k, v) in builtins::items(scope_raw)? {
                     if k == "name" || k == "version" {
                         scope.insert(k.clone(), v.clone());
                     }
@@ -350,7 +353,7 @@ fn decode_otlp_json(doc: &Value) -> Result<Vec<RawSpan>, String> {
 }
 
 fn span_name(raw: &Value) -> Result<String, String> {
-    match py::as_str(pyjson::get(raw, "name")) {
+    match builtins::as_str(pyjson::get(raw, "name")) {
         Some(s) if !s.is_empty() => Ok(s.to_owned()),
         _ => Err("span without a name".into()),
     }
@@ -366,7 +369,7 @@ fn otlp_span(
         other => {
             return Err(format!(
                 "'{}' object has no attribute 'get'",
-                py::type_name(other)
+                builtins::type_name(other)
             ))
         }
     };
@@ -397,8 +400,8 @@ fn otlp_span(
                 Some(Value::Bool(b)) => {
                     m.insert("code".into(), Value::from(STATUS_CODES[usize::from(b)]));
                 }
-                Some(v @ Value::Number(_)) if py::int128(&v).is_some() => {
-                    let label = py::int128(&v)
+                Some(v @ Value::Number(_)) if builtins::int128(&v).is_some() => {
+                    let label = builtins::int128(&v)
                         .and_then(|c| usize::try_from(c).ok())
                         .and_then(|c| STATUS_CODES.get(c))
                         .map_or_else(|| pyjson::str_form(&v), |s| (*s).to_owned());
@@ -420,7 +423,7 @@ fn otlp_span(
             Value::Bool(b) => {
                 dropped.insert(name.into(), Value::from(i64::from(*b)));
             }
-            v if py::int128(v).is_some() => {
+            v if builtins::int128(v).is_some() => {
                 dropped.insert(name.into(), v.clone());
             }
             _ => {}
@@ -459,8 +462,8 @@ fn decode_sink_span(raw: &Value) -> Result<RawSpan, String> {
         start_unix_ns: json_int(get("start_unix_ns")),
         end_unix_ns: json_int(get("end_unix_ns")),
         attributes: Some(attributes),
-        resource: py::dict_or_empty(get("resource"))?,
-        scope: py::dict_or_empty(get("scope"))?,
+        resource: builtins::dict_or_empty(get("resource"))?,
+        scope: builtins::dict_or_empty(get("scope"))?,
         status: match get("status") {
             v @ Value::Object(_) => v.clone(),
             _ => Value::Null,

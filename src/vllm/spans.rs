@@ -8,10 +8,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::{json, Map, Value};
 
-use super::py;
 use super::records::{self, Span};
 use crate::analysis::stats;
 use crate::model::Request;
+use crate::py::builtins;
 use crate::py::json as pyjson;
 
 pub const RESIDENCY_NOTE: &str = "wall-clock residency in a scheduler phase, not GPU time";
@@ -56,7 +56,7 @@ pub fn join_spans(spans: &[Value], requests: &[Request]) -> SpanJoin {
         // Nothing to join: skip indexing every request id of the run.
         return join_parsed(&parsed, &HashSet::new(), &HashSet::new());
     }
-    let id_of = |r: &Request| py::as_str(&r.x_request_id).map(str::to_owned);
+    let id_of = |r: &Request| builtins::as_str(&r.x_request_id).map(str::to_owned);
     let known: HashSet<String> = requests
         .iter()
         .filter(|r| r.is_measured())

@@ -104,9 +104,9 @@ pub(super) fn run_level_gate(
     let sided = 0.5 + request.confidence / 2.0;
     let statement = format!(
         "{k} of {n} candidate runs within {} of the block baseline; run-pass rate at least {:.3} with {} confidence",
-        py_g(rule.budget, 6, false),
+        format_g(rule.budget, 6, false),
         bound.lower,
-        py_pct(sided, 1, false)
+        percent(sided, 1, false)
     );
     let claim = Claim {
         runs_within_budget: k,

@@ -32,8 +32,8 @@ use zero::*;
 use crate::compare::dist::{beta_ppf, t_ppf, t_sf};
 use crate::compare::ojson::{obj, J};
 use crate::compare::rng::{pairwise_sum, quantile_linear, Pcg64};
-use crate::compare::text::{py_g, py_pct};
 use crate::compare::CompareError;
+use crate::py::float::{format_g, percent};
 
 pub const LOWER_IS_BETTER: &str = "lower_is_better";
 pub const HIGHER_IS_BETTER: &str = "higher_is_better";

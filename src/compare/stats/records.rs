@@ -73,7 +73,7 @@ impl GateRule {
         if unit == FRACTION_UNIT && budget >= 1.0 {
             return Err(CompareError::usage(format!(
                 "a fraction budget of {} is 1 or more: it can never fail",
-                py_g(budget, 6, false)
+                format_g(budget, 6, false)
             )));
         }
         Ok(GateRule {
