@@ -11,8 +11,8 @@
 #   STORMLOG=path/to/stormlog RUNS=100 bench/project.sh
 # Artifacts are written CHUNK at a time (default 100), ingested, and deleted,
 # so the disk holds one chunk of them besides the database. Data under
-# bench/out/project-RUNS/. Needs python3 and bench/.venv with duckdb
-# (bench/interop/parquet.sh installs it).
+# bench/out/project-RUNS/. Needs python3; bench/.venv gets duckdb when it
+# lacks it (as bench/run.sh makes its venv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -24,6 +24,10 @@ if [ -z "${STORMLOG:-}" ]; then
   STORMLOG=$ROOT/target/quick/stormlog
 fi
 PY=$ROOT/bench/.venv/bin/python
+if ! "$PY" -c 'import duckdb' 2> /dev/null; then
+  [ -x "$PY" ] || python3 -m venv "$ROOT/bench/.venv"
+  "$ROOT/bench/.venv/bin/pip" install -q duckdb
+fi
 OUT=$ROOT/bench/out/project-$RUNS
 rm -rf "$OUT"
 mkdir -p "$OUT/artifacts"
