@@ -160,12 +160,14 @@ database: --db PATH (before or after the command), else $STORMLOG_DB, else ./sto
     History(history::HistoryArgs),
     /// Ask the project database anything in SQL (read-only).
     ///
-    /// The query comes as an argument, from a file (-f), or from stdin. Views
-    /// v_runs, v_requests, v_case_windows, v_case_summary and v_server_samples
-    /// and the percentile(value, p) aggregate are there for it; docs/sql.md has
-    /// the schema and worked queries. Statements that would write are refused.
+    /// The query comes as an argument, from a file (-f), or from stdin. The
+    /// views v_runs, v_requests, v_case_windows, v_case_summary,
+    /// v_server_samples, v_imports, v_import_requests, v_dispatches and
+    /// v_first_contents and the percentile(value, p) aggregate are there for
+    /// it; docs/sql.md has the schema and worked queries. Statements that
+    /// would write are refused.
     #[command(after_help = "Examples:
-  stormlog sql \"SELECT run_id, requests, failures FROM v_runs\"
+  stormlog sql \"SELECT run_id, requests, failed FROM v_runs\"
   stormlog sql --format csv -o ttft.csv \"SELECT run_id, case_key, ttft_ms FROM v_requests\"
   stormlog sql -f query.sql --format json")]
     Sql(sql::SqlArgs),

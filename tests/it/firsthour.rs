@@ -428,6 +428,47 @@ fn help_of_every_command() {
     }
 }
 
+/// `sql --help` names every view a project database has, and nothing else,
+/// and its example queries run on one.
+#[test]
+fn sql_help_names_the_views_and_its_examples_run() {
+    let dir = project();
+    let help = text(&bin().args(["sql", "--help"]).output().unwrap().stdout);
+    let mut named: Vec<String> = help
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| w.starts_with("v_"))
+        .map(str::to_owned)
+        .collect();
+    named.sort();
+    named.dedup();
+    let out = run_in(
+        dir.path(),
+        &[
+            "sql",
+            "--format",
+            "csv",
+            "SELECT name FROM sqlite_schema WHERE type = 'view' ORDER BY name",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let views: Vec<String> = text(&out.stdout)
+        .lines()
+        .skip(1)
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(named, views);
+    let examples: Vec<&str> = help
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("stormlog sql "))
+        .filter_map(|l| l.split('"').nth(1))
+        .collect();
+    assert_eq!(examples.len(), 2, "{help}");
+    for query in examples {
+        let out = run_in(dir.path(), &["sql", query]);
+        assert_eq!(code(&out), 0, "{query}: {}", text(&out.stderr));
+    }
+}
+
 /// The error messages a first hour meets, with their exit statuses.
 #[test]
 fn first_hour_error_messages() {
