@@ -119,8 +119,11 @@ impl<'c> FactWriter<'c> {
     }
 
     /// Writes the segments (segment 0 even when empty: it marks the run as
-    /// ingested with its lines) and the records to read whole.
-    pub fn finish(mut self, run_id: &str) -> Result<(), DbError> {
+    /// ingested with its lines) and the records to read whole, then the
+    /// lines' aggregate when `aggregate` asks for it (a scratch database,
+    /// which stores no request rows for its request-to-case map, leaves it
+    /// out: its report reads the lines, to the same block).
+    pub fn finish(mut self, run_id: &str, aggregate: bool) -> Result<(), DbError> {
         self.settle();
         let q = &sql::EXECUTION_DELETE_AGGREGATE;
         self.conn
@@ -171,7 +174,7 @@ impl<'c> FactWriter<'c> {
             flush(&mut segment, &mut lines, &mut body)?;
         }
         // Every record has its line: the report can read their aggregate.
-        if self.rows.iter().all(|(_, line)| line.is_some()) {
+        if aggregate && self.rows.iter().all(|(_, line)| line.is_some()) {
             let lines = self.rows.iter().filter_map(|(_, l)| l.as_deref());
             write_aggregate(self.conn, run_id, lines, self.contexts.entries())?;
         }

@@ -70,7 +70,7 @@ pub fn analyze(a: &AnalyzeConfig) -> Result<Analyzed, AnalyzeError> {
     };
     let done = ingest::ingest_artifact(&mut conn, &a.artifact, &opts)?;
     clock.mark("ingest");
-    let data = db::store::load_run(&conn, &done.run_id)?;
+    let data = db::store::load_run_packed(&conn, &done.run_id)?;
     let sha256 = match a.digest {
         true => db::compare_read::artifact_sha256(&conn, &done.run_id)?,
         false => None,

@@ -112,6 +112,16 @@ pub fn raw_records(conn: &Connection, run_id: &str) -> Result<Vec<(i64, Value)>,
 
 /// Loads a run for analysis: typed requests and samples, every other record decoded.
 pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
+    load_run_of(conn, run_id, Rows::Stored)
+}
+
+/// [`load_run`] from a scratch database (`infer analyze`), whose ingest
+/// packed the request rows without storing them (`Writer::report_only`).
+pub fn load_run_packed(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
+    load_run_of(conn, run_id, Rows::PackOnly)
+}
+
+fn load_run_of(conn: &Connection, run_id: &str, rows: Rows) -> Result<RunData, DbError> {
     let mut contexts = Contexts::default();
     for (_, id, ctx) in load_contexts(conn, run_id)? {
         contexts.insert(id, ctx);
@@ -122,7 +132,7 @@ pub fn load_run(conn: &Connection, run_id: &str) -> Result<RunData, DbError> {
     };
     for spec in TABLES {
         match spec.table {
-            "requests" => load_requests(conn, spec, run_id, &mut data.requests)?,
+            "requests" => load_requests(conn, spec, run_id, &mut data.requests, rows)?,
             "system_samples" => load_table(conn, spec, run_id, |seq, fields, _nulls, extra, _| {
                 let mut s = SystemSample {
                     seq,

@@ -16,9 +16,16 @@ pub(super) fn load_requests(
     spec: &TableSpec,
     run_id: &str,
     out: &mut Vec<Request>,
+    rows: Rows,
 ) -> Result<(), DbError> {
-    if read_pack(conn, spec, run_id, out, rayon::current_num_threads())? {
+    let readers = rayon::current_num_threads();
+    if read_segments(conn, spec, run_id, out, readers, rows)? {
         return Ok(());
+    }
+    if rows == Rows::PackOnly && !pack_segments(conn, run_id)?.is_empty() {
+        return Err(DbError::Other(format!(
+            "the request pack of run '{run_id}' does not read"
+        )));
     }
     let n: i64 = conn
         .query_row(
@@ -389,6 +396,27 @@ impl<'s> Fill<'s> {
     }
 }
 
+/// Where a run's requests are stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rows {
+    /// In their rows, and packed beside them (a kept database).
+    Stored,
+    /// Only in the pack: a scratch database for one report, whose ingest
+    /// packs the request rows without storing them (`Writer::report_only`).
+    PackOnly,
+}
+
+/// A run's pack segments: (number, rows) in order.
+fn pack_segments(conn: &Connection, run_id: &str) -> Result<Vec<(i64, i64)>, DbError> {
+    let q = &sql::LOAD_REQUEST_PACK_SEGMENTS;
+    let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
+    stmt.query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
+        Ok((r.get(0)?, r.get(1)?))
+    })
+    .and_then(|rows| rows.collect())
+    .map_err(DbError::query(q))
+}
+
 /// Fills `out` from the run's pack, when it has one that serves: false when
 /// it has none, or its segments do not hold the run's rows in the layout
 /// read here (`out` may then be partly filled; the caller blanks it again
@@ -403,6 +431,7 @@ impl<'s> Fill<'s> {
 /// Each reader reads within a transaction of its own and checks the run's
 /// stamp (`queries/load/run_stamp.sql`) against the first's, so that all read
 /// the same ingest of the run.
+#[cfg(test)]
 pub(crate) fn read_pack(
     conn: &Connection,
     spec: &TableSpec,
@@ -410,15 +439,21 @@ pub(crate) fn read_pack(
     out: &mut Vec<Request>,
     readers: usize,
 ) -> Result<bool, DbError> {
+    read_segments(conn, spec, run_id, out, readers, Rows::Stored)
+}
+
+/// [`read_pack`], the pack checked against the run's rows' ends when they
+/// are stored (`Rows::Stored`), or only against itself (`Rows::PackOnly`).
+fn read_segments(
+    conn: &Connection,
+    spec: &TableSpec,
+    run_id: &str,
+    out: &mut Vec<Request>,
+    readers: usize,
+    rows: Rows,
+) -> Result<bool, DbError> {
     let _snapshot = Snapshot::begin(conn)?;
-    let q = &sql::LOAD_REQUEST_PACK_SEGMENTS;
-    let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
-    let listed: Vec<(i64, i64)> = stmt
-        .query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
-        .and_then(|rows| rows.collect())
-        .map_err(DbError::query(q))?;
+    let listed = pack_segments(conn, run_id)?;
     // Segments numbered 0, 1, ... in order, each with its row count.
     let mut segments = Vec::with_capacity(listed.len());
     for (i, (number, rows)) in listed.into_iter().enumerate() {
@@ -443,9 +478,14 @@ pub(crate) fn read_pack(
     let (mut ends, mut readers) = (Ok(None), Vec::new());
     rayon::in_place_scope(|s| {
         s.spawn(|_| blank_slots(out, slots));
-        ends = seq_range(conn, run_id);
+        if rows == Rows::Stored {
+            ends = seq_range(conn, run_id).map(|e| e.map(Some));
+        } else {
+            ends = Ok(Some(None));
+        }
         readers = (1..wanted).map_while(|_| reader_beside(conn)).collect();
     });
+    // (None: no rows to check against, in a pack-only run.)
     let Some(ends) = ends? else {
         return Ok(false);
     };
@@ -504,8 +544,10 @@ pub(crate) fn read_pack(
     let spans: Option<Vec<(i64, i64)>> = read.into_iter().collect::<Result<_, _>>()?;
     Ok(spans.is_some_and(|spans| {
         spans.windows(2).all(|w| w[0].1 < w[1].0)
-            && spans.first().map(|s| s.0) == Some(ends.0)
-            && spans.last().map(|s| s.1) == Some(ends.1)
+            && ends.is_none_or(|ends| {
+                spans.first().map(|s| s.0) == Some(ends.0)
+                    && spans.last().map(|s| s.1) == Some(ends.1)
+            })
     }))
 }
 

@@ -360,6 +360,13 @@ impl<'c> Writer<'c> {
             return Ok(());
         }
         let slot = row.table.unwrap_or(TABLES.len());
+        if !self.keep_all && slot == self.pack.table {
+            // A scratch database's report reads its requests from the pack
+            // alone (`load_run_packed`): their rows are packed, not stored.
+            self.pack.push(seq, &row);
+            let full = self.pack.packer.full();
+            return self.pack.store(&self.run_id, full);
+        }
         if row.table.is_none() {
             let body = match &row.body {
                 Field::Span(s, e) => row.line.get(*s as usize..*e as usize),
@@ -432,7 +439,9 @@ impl<'c> Writer<'c> {
         }
         let rest = self.pack.packer.rest();
         self.pack.store(&self.run_id, rest)?;
-        self.facts.finish(&self.run_id)
+        // The aggregate's request-to-case map reads the request rows, which
+        // a scratch database leaves out: its report reads the fact lines.
+        self.facts.finish(&self.run_id, self.keep_all)
     }
 
     /// Stores a record that took the general path: encoded into the same
