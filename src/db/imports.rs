@@ -98,23 +98,65 @@ pub fn original(conn: &Connection, run_id: &str, index: i64) -> Result<Vec<u8>, 
     Ok(out)
 }
 
-/// Rows of requests `range`, built in parallel, in order; `idx` holds each
-/// request's index in its case.
+/// Rows of requests `range`, in order; `idx` holds each request's index in
+/// its case.
 fn prepared_requests(
     imp: &Import,
     run_id: &str,
     idx: &[i64],
+    table: usize,
     range: std::ops::Range<usize>,
 ) -> Vec<Prepared> {
-    use rayon::prelude::*;
-    let Some(table) = TABLES.iter().position(|t| t.table == "requests") else {
-        return Vec::new();
-    };
     imp.requests[range.clone()]
-        .par_iter()
-        .zip(idx[range].par_iter())
+        .iter()
+        .zip(&idx[range])
         .map(|(r, i)| Prepared::Row(Box::new(request_row(imp, run_id, r, *i, table))))
         .collect()
+}
+
+/// Requests per slice of rows handed from the thread that builds them to
+/// the one that writes them.
+const SLICE: usize = 2048;
+
+/// Writes the request rows of `imp`: one thread builds them, slice by
+/// slice, while this one writes the slice before (building and SQLite's
+/// inserts cost about the same, so the two cores share the work); two
+/// slices are alive at once, whatever the number of requests.
+fn write_requests(
+    w: &mut Writer,
+    imp: &Import,
+    run_id: &str,
+    seq: &mut i64,
+) -> Result<(), DbError> {
+    let Some(table) = TABLES.iter().position(|t| t.table == "requests") else {
+        return Ok(());
+    };
+    let idx = artifact::request_indexes(imp);
+    let n = imp.requests.len();
+    std::thread::scope(|scope| {
+        let (send, recv) = std::sync::mpsc::sync_channel::<Vec<Prepared>>(1);
+        let idx = &idx;
+        scope.spawn(move || {
+            let mut from = 0;
+            while from < n {
+                let to = (from + SLICE).min(n);
+                if send
+                    .send(prepared_requests(imp, run_id, idx, table, from..to))
+                    .is_err()
+                {
+                    break; // the writer stopped (an error)
+                }
+                from = to;
+            }
+        });
+        for slice in recv {
+            for p in slice {
+                write_prepared(w, *seq, p)?;
+                *seq += 1;
+            }
+        }
+        Ok(())
+    })
 }
 
 /// One request's row, built directly (the row [`fast::prepare`] makes of its
@@ -373,17 +415,7 @@ fn store_in(
             write_prepared(&mut w, seq, fast::prepare(line))?;
             seq += 1;
         }
-        // In slices, so the prepared rows of a large import stay bounded.
-        let idx = artifact::request_indexes(imp);
-        let mut from = 0;
-        while from < imp.requests.len() {
-            let to = (from + 16_384).min(imp.requests.len());
-            for p in prepared_requests(imp, run_id, &idx, from..to) {
-                write_prepared(&mut w, seq, p)?;
-                seq += 1;
-            }
-            from = to;
-        }
+        write_requests(&mut w, imp, run_id, &mut seq)?;
         w.finish()?;
     }
     clock.mark("rows");

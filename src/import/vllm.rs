@@ -34,9 +34,10 @@ fn typed<T: serde::de::DeserializeOwned>(
     serde_json::from_slice(raw).map_err(|e| FormatError::new(key, format!("{e}; expected {what}")))
 }
 
-/// A per-request array, parsed as a whole from its bytes (one typed parse,
-/// no allocation per element); only when that fails is it walked element by
-/// element, to name the entry that is wrong.
+/// A per-request array, read streaming: each element is parsed from its own
+/// bytes as the walker reaches it (borrowed from the walker's buffer), so
+/// the array's text is never held whole; a wrong element is named by its
+/// index. `null` reads as an empty array.
 fn array<T: serde::de::DeserializeOwned, R: Read>(
     w: &mut Walker<R>,
     key: &str,
@@ -45,41 +46,31 @@ fn array<T: serde::de::DeserializeOwned, R: Read>(
     if w.null()? {
         return Ok(Vec::new());
     }
-    if w.peek() != Some(b'[') {
-        // Not an array (or the file ends): the walker says where.
-        w.begin_array()?;
+    if !matches!(w.peek(), Some(b'[') | None) {
+        let e = w.error(format!("expected a list of {what}"));
+        return Err(FormatError::new(key, e.to_string()));
     }
-    let raw = w.capture()?;
-    match serde_json::from_slice::<Vec<T>>(&raw) {
-        Ok(v) => Ok(v),
-        Err(whole) => Err(bad_element::<T>(&raw, key, what).unwrap_or_else(|| {
-            FormatError::new(key, format!("{whole}; expected a list of {what}"))
-        })),
-    }
-}
-
-/// The first element of array `raw` that is not a `T`, named by its index.
-fn bad_element<T: serde::de::DeserializeOwned>(
-    raw: &[u8],
-    key: &str,
-    what: &str,
-) -> Option<FormatError> {
-    let mut w = Walker::new(raw);
-    w.begin_array().ok()?;
+    w.begin_array()?;
+    let mut out = Vec::new();
     let mut first = true;
-    let mut i = 0usize;
-    while w.next_element(first).ok()? {
+    while w.next_element(first)? {
         first = false;
-        let one = w.capture().ok()?;
-        if let Err(e) = serde_json::from_slice::<T>(&one) {
-            return Some(FormatError::new(
-                format!("{key}[{i}]"),
-                format!("{e}; expected one of a list of {what}"),
-            ));
+        match serde_json::from_slice::<T>(w.value_bytes()?) {
+            Ok(one) => out.push(one),
+            // A number cut by the end of the file: the file is cut short,
+            // not the element wrong.
+            Err(_) if w.at_end() => {
+                w.next_element(false)?;
+            }
+            Err(e) => {
+                return Err(FormatError::new(
+                    format!("{key}[{}]", out.len()),
+                    format!("{e}; expected one of a list of {what}"),
+                ))
+            }
         }
-        i += 1;
     }
-    None
+    Ok(out)
 }
 
 /// Reads a result file.
@@ -219,8 +210,8 @@ pub fn parse(reader: impl Read) -> Result<Import, FormatError> {
         for i in 0..n {
             let err = a
                 .errors
-                .as_ref()
-                .and_then(|e| e[i].clone())
+                .as_mut()
+                .and_then(|e| e[i].take())
                 .filter(|e| !e.is_empty());
             let status = match &err {
                 Some(text) => Status::of_failure(super::guidellm::http_status_in(text), text),
@@ -238,8 +229,10 @@ pub fn parse(reader: impl Read) -> Result<Import, FormatError> {
                     (Some(s), Some(l)) => secs_to_ns(s + l),
                     _ => None,
                 };
-                if let Some(itl) = a.itls.as_ref().map(|v| &v[i]) {
-                    r.chunk_gaps_ms = itl.iter().map(|s| s * 1e3).collect();
+                if let Some(itl) = a.itls.as_mut().map(|v| std::mem::take(&mut v[i])) {
+                    // The parsed gaps become the request's, in ms, in place.
+                    r.chunk_gaps_ms = itl;
+                    r.chunk_gaps_ms.iter_mut().for_each(|s| *s *= 1e3);
                 }
                 r.output_tokens = a.output_lens.as_ref().and_then(|v| v[i]);
                 r.output_token_source = if r.output_tokens.is_some() {
@@ -317,4 +310,84 @@ pub fn parse(reader: impl Read) -> Result<Import, FormatError> {
         "vLLM: start_times are time.perf_counter() seconds (monotonic, no epoch anchor; `date` is local time); stored relative to the first request's start",
     );
     Ok(imp)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = r#"{"backend": "openai", "num_prompts": 2, "completed": 2, "model_id": "m""#;
+
+    fn parse_str(doc: &str) -> Result<Import, FormatError> {
+        parse(doc.as_bytes())
+    }
+
+    #[test]
+    fn the_arrays_are_read_element_by_element() {
+        let doc = format!(
+            r#"{HEAD}, "input_lens": [3, 4], "output_lens": [2, null], "ttfts": [0.5, 0.25],
+             "itls": [[0.001, 0.002], []], "latencies": [1.0, 2.0], "start_times": [10.0, 10.5],
+             "errors": ["", "HTTP Error 503"], "generated_texts": ["a \"b\"", "c"]}}"#
+        );
+        let imp = parse_str(&doc).unwrap();
+        assert_eq!(imp.requests.len(), 2);
+        let (a, b) = (&imp.requests[0], &imp.requests[1]);
+        assert_eq!(a.status, Status::Ok);
+        assert_eq!(a.ttft_ms, Some(500.0));
+        assert_eq!(a.chunk_gaps_ms, vec![0.001 * 1e3, 0.002 * 1e3]);
+        assert_eq!(a.started_at_ns, Some(0));
+        assert_eq!(a.ended_at_ns, Some(1_000_000_000));
+        assert_eq!(a.tool.tpot_ms, Some(500.0));
+        assert_eq!(b.status, Status::Rejected);
+        assert_eq!(b.http_status, Some(503));
+        assert_eq!(b.started_at_ns, Some(500_000_000));
+        assert!(imp.summary.get("generated_texts").is_none());
+    }
+
+    #[test]
+    fn a_wrong_element_is_named_by_its_key_and_index() {
+        let doc = format!(r#"{HEAD}, "latencies": [1.0, 2.0], "ttfts": [0.5, "x"]}}"#);
+        let e = parse_str(&doc).unwrap_err();
+        assert_eq!(e.at, "ttfts[1]", "{e}");
+        assert!(
+            e.message.contains("expected one of a list of seconds"),
+            "{e}"
+        );
+        let doc = format!(r#"{HEAD}, "latencies": [1.0, 2.0], "itls": [[0.1], [true]]}}"#);
+        assert_eq!(parse_str(&doc).unwrap_err().at, "itls[1]");
+        // Not a list at all: the key says where.
+        let doc = format!(r#"{HEAD}, "latencies": {{"a": 1}}}}"#);
+        let e = parse_str(&doc).unwrap_err();
+        assert_eq!(e.at, "latencies", "{e}");
+        assert!(e.message.contains("expected a list of seconds"), "{e}");
+        // Arrays of unequal length.
+        let doc = format!(r#"{HEAD}, "latencies": [1.0, 2.0], "ttfts": [0.5]}}"#);
+        assert_eq!(parse_str(&doc).unwrap_err().at, "ttfts");
+    }
+
+    #[test]
+    fn a_document_cut_inside_an_array_says_it_is_cut_short() {
+        let doc = format!(
+            r#"{HEAD}, "ttfts": [0.5, 0.25], "itls": [[0.001, 0.002], [0.003]], "latencies": [1.0, 2.0]}}"#
+        );
+        // Cut at every byte inside the arrays: refused, never a panic.
+        let from = doc.find("\"ttfts\"").unwrap();
+        for cut in from..doc.len() - 1 {
+            let e = parse_str(&doc[..cut]).unwrap_err();
+            assert!(e.message.contains("cut short"), "cut at {cut}: {e}");
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_without_a_panic() {
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        for key in ["itls", "ttfts", "label"] {
+            let doc = format!(r#"{HEAD}, "latencies": [1.0], "{key}": [{deep}]}}"#);
+            assert!(parse_str(&doc).is_err(), "{key}");
+            // Cut inside the nesting too.
+            let cut = &doc[..doc.len() / 2];
+            assert!(parse_str(cut).unwrap_err().message.contains("cut short"));
+        }
+    }
 }

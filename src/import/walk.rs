@@ -314,25 +314,22 @@ impl<R: Read> Walker<R> {
         Ok(())
     }
 
-    fn value(&mut self, keep: bool) -> Result<Vec<u8>, WalkError> {
+    /// Scans the next value, keeping its bytes contiguous in the buffer
+    /// (a refill keeps them, so the buffer grows to the largest value):
+    /// where it starts in the buffer.
+    fn scan_value(&mut self) -> Result<usize, WalkError> {
         let Some(first) = self.peek() else {
             return Err(self.truncated("a value"));
         };
-        let start = self.pos;
-        let mut out = Vec::new();
-        let mut from = start;
-        // Bytes of the value already scanned in the buffer are copied out
-        // before each refill.
+        let mut start = self.pos;
+        // Reads more input keeping the value's bytes; false at the end.
         macro_rules! refill {
-            ($what:expr) => {{
-                if keep {
-                    out.extend_from_slice(&self.buf[from..self.pos]);
-                }
-                let at = self.pos;
-                if !self.fill(at) {
-                    return Err(self.truncated($what));
-                }
-                from = self.pos;
+            () => {{
+                // `fill` drops the bytes before the value (unless at the end).
+                let dropped = if self.eof { 0 } else { start.min(self.pos) };
+                let more = self.fill(start);
+                start -= dropped;
+                more
             }};
         }
         match first {
@@ -342,7 +339,13 @@ impl<R: Read> Walker<R> {
                 let mut escaped = false;
                 loop {
                     if self.pos >= self.buf.len() {
-                        refill!(if in_string { "a string" } else { "a value" });
+                        if !refill!() {
+                            return Err(self.truncated(if in_string {
+                                "a string"
+                            } else {
+                                "a value"
+                            }));
+                        }
                         continue;
                     }
                     if in_string && !escaped {
@@ -386,7 +389,9 @@ impl<R: Read> Walker<R> {
                 let mut escaped = false;
                 loop {
                     if self.pos >= self.buf.len() {
-                        refill!("a string");
+                        if !refill!() {
+                            return Err(self.truncated("a string"));
+                        }
                         continue;
                     }
                     // Jump to the next quote or backslash.
@@ -411,15 +416,9 @@ impl<R: Read> Walker<R> {
             }
             _ => loop {
                 if self.pos >= self.buf.len() {
-                    if keep {
-                        out.extend_from_slice(&self.buf[from..self.pos]);
-                    }
-                    let at = self.pos;
-                    let more = self.fill(at);
-                    from = self.pos;
-                    if !more {
+                    if !refill!() {
                         // A scalar may end the document.
-                        return Ok(out);
+                        break;
                     }
                     continue;
                 }
@@ -430,10 +429,24 @@ impl<R: Read> Walker<R> {
                 self.pos += 1;
             },
         }
-        if keep {
-            out.extend_from_slice(&self.buf[from..self.pos]);
-        }
-        Ok(out)
+        Ok(start)
+    }
+
+    fn value(&mut self, keep: bool) -> Result<Vec<u8>, WalkError> {
+        let start = self.scan_value()?;
+        Ok(if keep {
+            self.buf[start..self.pos].to_vec()
+        } else {
+            Vec::new()
+        })
+    }
+
+    /// The next value's bytes, borrowed from the buffer (valid until the
+    /// walk goes on): no copy, for a typed parse of each element of a long
+    /// array.
+    pub fn value_bytes(&mut self) -> Result<&[u8], WalkError> {
+        let start = self.scan_value()?;
+        Ok(&self.buf[start..self.pos])
     }
 }
 

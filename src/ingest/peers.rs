@@ -242,7 +242,7 @@ pub fn ingest(conn: &mut Connection, path: &Path, opts: &Options) -> Result<Inge
         let file = File::open(path).map_err(io(path))?;
         let mut reader = BufReader::with_capacity(1 << 20, file);
         Ok(match tool {
-            Tool::AiPerf => aiperf::assemble(read_aiperf(path, &mut reader)?, aiperf_summary),
+            Tool::AiPerf => aiperf::assemble(read_aiperf(path, reader)?, aiperf_summary),
             Tool::GuideLlm => guidellm::parse(&mut reader).map_err(|e| invalid(path, e))?,
             Tool::VllmBenchServe => vllm::parse(&mut reader).map_err(|e| invalid(path, e))?,
             Tool::InferencePerf => {
@@ -311,34 +311,58 @@ pub fn ingest(conn: &mut Connection, path: &Path, opts: &Options) -> Result<Inge
     })
 }
 
-/// Reads AIPerf's JSONL: lines in batches, each batch parsed in parallel.
-fn read_aiperf(path: &Path, reader: &mut impl Read) -> Result<Vec<aiperf::Parsed>, IngestError> {
+/// Lines per batch of AIPerf's JSONL.
+const AIPERF_BATCH: usize = 512;
+
+/// Reads AIPerf's JSONL as the artifact ingest reads an artifact: one thread
+/// reads lines in batches (two queued), this one parses each batch in
+/// parallel, so reading overlaps parsing; memory holds a few batches of lines
+/// and the parsed requests.
+fn read_aiperf(path: &Path, reader: impl Read + Send) -> Result<Vec<aiperf::Parsed>, IngestError> {
     use rayon::prelude::*;
-    let mut lines = Lines::new(BufReader::with_capacity(1 << 20, reader));
+    type Batch = Vec<(u64, String)>;
     let mut out = Vec::new();
-    loop {
-        let mut batch: Vec<(u64, String)> = Vec::with_capacity(1024);
-        while batch.len() < 1024 {
-            match lines.next_line().map_err(io(path))? {
-                Some(l) => batch.push((lines.line_no, l)),
-                None => break,
+    let read = std::thread::scope(|scope| -> Result<Result<(), String>, IngestError> {
+        let (send, recv) = std::sync::mpsc::sync_channel::<Batch>(2);
+        let lines = scope.spawn(move || -> std::io::Result<Result<(), String>> {
+            let mut lines = Lines::new(BufReader::with_capacity(1 << 20, reader));
+            loop {
+                let mut batch: Batch = Vec::with_capacity(AIPERF_BATCH);
+                while batch.len() < AIPERF_BATCH {
+                    match lines.next_line()? {
+                        // Invalid UTF-8 refuses the file: nothing more is read.
+                        Some(_) if lines.utf8_error.is_some() => break,
+                        Some(l) => batch.push((lines.line_no, l)),
+                        None => break,
+                    }
+                }
+                let done = batch.len() < AIPERF_BATCH || lines.utf8_error.is_some();
+                if !batch.is_empty() && send.send(batch).is_err() {
+                    break; // a record did not parse: stop reading
+                }
+                if done {
+                    break;
+                }
+            }
+            Ok(lines.utf8_error.take().map_or(Ok(()), Err))
+        });
+        for batch in recv {
+            let parsed: Vec<Result<Option<aiperf::Parsed>, FormatError>> = batch
+                .par_iter()
+                .map(|(n, l)| aiperf::parse_line(*n, l))
+                .collect();
+            for p in parsed {
+                if let Some(p) = p.map_err(|e| invalid(path, e))? {
+                    out.push(p);
+                }
             }
         }
-        let done = batch.len() < 1024;
-        let parsed: Vec<Result<Option<aiperf::Parsed>, FormatError>> = batch
-            .par_iter()
-            .map(|(n, l)| aiperf::parse_line(*n, l))
-            .collect();
-        for p in parsed {
-            if let Some(p) = p.map_err(|e| invalid(path, e))? {
-                out.push(p);
-            }
-        }
-        if done {
-            break;
-        }
-    }
-    if let Some(msg) = lines.utf8_error.take() {
+        lines
+            .join()
+            .map_err(|_| IngestError::invalid(path, "the reader thread panicked"))?
+            .map_err(io(path))
+    })?;
+    if let Err(msg) = read {
         return Err(IngestError::Invalid {
             path: path.to_owned(),
             message: msg,
