@@ -164,6 +164,20 @@ pub fn ingest_path(
     path: &Path,
     opts: &Options,
 ) -> Result<Ingested, IngestError> {
+    ingest_path_ahead(conn, path, opts, None)
+}
+
+/// [`ingest_path`], given the file's [`Reading`] when [`read_ahead`] already
+/// started it (while the file before it was being written).
+pub fn ingest_path_ahead(
+    conn: &mut Connection,
+    path: &Path,
+    opts: &Options,
+    ahead: Option<Reading>,
+) -> Result<Ingested, IngestError> {
+    if let Some(reading) = ahead {
+        return without_triggers(conn, |conn| write_artifact(conn, reading, opts));
+    }
     // Another tool's results: a folder of its output, or a file whose
     // content names the tool.
     if path.is_dir() || peers::detect(path)?.is_some() {
@@ -354,22 +368,76 @@ pub fn ingest_artifact(
     path: &Path,
     opts: &Options,
 ) -> Result<Ingested, IngestError> {
-    without_triggers(conn, |conn| write_artifact(conn, path, opts))
+    let reading = Reading::start(path, opts)?;
+    without_triggers(conn, |conn| write_artifact(conn, reading, opts))
+}
+
+/// A client artifact being read and prepared on a thread of its own
+/// ([`read_batches`]), up to the queue's few batches ahead of its writing.
+/// Started by [`ingest_artifact`], or by [`read_ahead`] while the file
+/// before it is still being written; nothing is written until
+/// [`ingest_path_ahead`] takes it, in its own transaction.
+pub struct Reading {
+    path: PathBuf,
+    recv: std::sync::mpsc::Receiver<Batch>,
+    reader: std::thread::JoinHandle<std::io::Result<ReadEnd>>,
+    /// Drawn only once the writing starts (a file read ahead stays quiet
+    /// while the one before it shows its bar).
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Reading {
+    fn start(path: &Path, opts: &Options) -> Result<Reading, IngestError> {
+        let file = open(path)?;
+        let total = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let bar = crate::util::progress_bar(opts.progress, total, path);
+        if let Some(bar) = &bar {
+            bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+        }
+        let digest = !opts.skip_digest;
+        // Two queued batches (see BATCH_LINES).
+        let (send, recv) = std::sync::mpsc::sync_channel::<Batch>(2);
+        let reader_bar = bar.clone();
+        let reader = std::thread::spawn(move || read_batches(file, digest, reader_bar, send));
+        Ok(Reading {
+            path: path.to_owned(),
+            recv,
+            reader,
+            bar,
+        })
+    }
+}
+
+/// Starts reading `path` ahead of its ingest when it is a client artifact
+/// (what [`ingest_path`] would ingest with [`ingest_artifact`]); None for
+/// any other file, or one that cannot be read now (its ingest then says
+/// why, in its turn).
+pub fn read_ahead(path: &Path, opts: &Options) -> Option<Reading> {
+    if path.is_dir() || !matches!(peers::detect(path), Ok(None)) {
+        return None;
+    }
+    match sniff(path) {
+        Ok(Kind::Artifact) => Reading::start(path, opts).ok(),
+        _ => None,
+    }
 }
 
 fn write_artifact(
     conn: &mut Connection,
-    path: &Path,
+    reading: Reading,
     opts: &Options,
 ) -> Result<Ingested, IngestError> {
-    let file = open(path)?;
-    let total = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let bar = crate::util::progress_bar(opts.progress, total, path);
-    let digest = !opts.skip_digest;
+    let Reading {
+        path,
+        recv,
+        reader,
+        bar,
+    } = reading;
+    let path = path.as_path();
+    if let Some(bar) = bar.as_ref().filter(|b| !b.is_finished()) {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    }
     let tx = ArtifactTx::begin(conn)?;
-    // Two queued batches (see BATCH_LINES).
-    let (send, recv) = std::sync::mpsc::sync_channel::<Batch>(2);
-    let reader = std::thread::spawn(move || read_batches(file, digest, bar, send));
     let mut contexts = Contexts::default();
     let mut facts = Facts::default();
     let mut sink = Sink::Buffer(Vec::new());

@@ -36,9 +36,20 @@ pub fn run(c: &IngestConfig, out: &mut dyn Write, err: &mut dyn Write) -> Result
     // order, says what landed or why nothing of it did.
     let mut tally = [0usize; 3]; // stored, unchanged, refused
     let mut worst = Exit::Ok;
-    for path in &c.files {
+    // While a file is written, the next one, if it is an artifact, is
+    // already being read and prepared on threads of its own (a few batches
+    // ahead: ingest::Reading), so the cores are not idle while one file ends
+    // (its last rows, its pack, the commit) and the next begins. Each file
+    // is still written in its own transaction, in argument order.
+    let mut ahead: Option<ingest::Reading> = None;
+    for (i, path) in c.files.iter().enumerate() {
         let started = std::time::Instant::now();
-        match ingest::ingest_path(&mut conn, path, &opts) {
+        let reading = ahead.take();
+        ahead = c
+            .files
+            .get(i + 1)
+            .and_then(|next| ingest::read_ahead(next, &opts));
+        match ingest::ingest_path_ahead(&mut conn, path, &opts, reading) {
             Ok(done) => {
                 let what = match done.kind {
                     Kind::Artifact => "artifact",

@@ -520,3 +520,62 @@ fn help_snapshot() {
         insta::assert_snapshot!("help", String::from_utf8(out.stdout).unwrap());
     });
 }
+
+/// A database dump with the ingest time stamps masked (they name the second
+/// of the ingest).
+fn dump_untimed(db: &Path) -> String {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.execute("UPDATE runs SET ingested_at = ''", [])
+        .unwrap();
+    drop(conn);
+    dump(db)
+}
+
+#[test]
+fn a_refused_file_between_two_good_ones_changes_nothing_while_the_next_is_read_ahead() {
+    let tmp = tempfile::tempdir().unwrap();
+    let large = std::fs::read_to_string(fixtures().join("cases/large/artifact.jsonl")).unwrap();
+    let write = |name: &str, text: String| {
+        let p = tmp.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let run = |id: &str| large.replace("\"run_id\": \"large\"", &format!("\"run_id\": \"{id}\""));
+    let first = write("a.jsonl", run("first"));
+    // Bad on its last line: its rows are being written when it is refused,
+    // and the file after it is read ahead meanwhile.
+    let bad = write("b.jsonl", format!("{}{{not json\n", run("bad")));
+    let last = write("c.jsonl", run("last"));
+    let together = tmp.path().join("together.db");
+    let out = ingest(&together, &[&first, &bad, &last]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert!(
+        lines[0].contains("a.jsonl: artifact ingested: run first"),
+        "{stdout}"
+    );
+    assert!(
+        lines[1].contains("c.jsonl: artifact ingested: run last"),
+        "{stdout}"
+    );
+    assert!(
+        lines[2].starts_with("3 files: 2 stored, 1 refused"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("b.jsonl") && stderr.contains("nothing from it was stored"),
+        "{stderr}"
+    );
+    // The same database as the two good files ingested without it.
+    let apart = tmp.path().join("apart.db");
+    assert!(ingest(&apart, &[&first]).status.success());
+    assert!(ingest(&apart, &[&last]).status.success());
+    let got = dump_untimed(&together);
+    assert!(!got.contains("\"bad\""));
+    assert_eq!(got, dump_untimed(&apart));
+}
