@@ -178,16 +178,11 @@ pub fn ingest_path_ahead(
     if let Some(reading) = ahead {
         return without_triggers(conn, |conn| write_artifact(conn, reading, opts));
     }
-    // Another tool's results: a folder of its output, or a file whose
-    // content names the tool.
-    if path.is_dir() || peers::detect(path)?.is_some() {
-        return peers::ingest(conn, path, opts);
-    }
-    match sniff(path)? {
-        Kind::Artifact => ingest_artifact(conn, path, opts),
-        Kind::Import(_) => peers::ingest(conn, path, opts),
-        Kind::Telemetry => telemetry::attach(conn, path, opts.run.as_deref(), opts),
-        Kind::Spans => match opts.run.as_deref() {
+    match route(path)? {
+        Route::Peers | Route::Kind(Kind::Import(_)) => peers::ingest(conn, path, opts),
+        Route::Kind(Kind::Artifact) => ingest_artifact(conn, path, opts),
+        Route::Kind(Kind::Telemetry) => telemetry::attach(conn, path, opts.run.as_deref(), opts),
+        Route::Kind(Kind::Spans) => match opts.run.as_deref() {
             Some(run) => spans::attach(conn, path, run, opts),
             None => Err(IngestError::invalid(
                 path,
@@ -195,6 +190,22 @@ pub fn ingest_path_ahead(
             )),
         },
     }
+}
+
+/// Where [`ingest_path`] sends a file.
+enum Route {
+    /// Another tool's results: a folder of its output, or a file whose
+    /// content names the tool.
+    Peers,
+    /// What the file's first line says it is.
+    Kind(Kind),
+}
+
+fn route(path: &Path) -> Result<Route, IngestError> {
+    if path.is_dir() || peers::detect(path)?.is_some() {
+        return Ok(Route::Peers);
+    }
+    Ok(Route::Kind(sniff(path)?))
 }
 
 pub(crate) use crate::db::ingest::now_utc;
@@ -413,11 +424,8 @@ impl Reading {
 /// any other file, or one that cannot be read now (its ingest then says
 /// why, in its turn).
 pub fn read_ahead(path: &Path, opts: &Options) -> Option<Reading> {
-    if path.is_dir() || !matches!(peers::detect(path), Ok(None)) {
-        return None;
-    }
-    match sniff(path) {
-        Ok(Kind::Artifact) => Reading::start(path, opts).ok(),
+    match route(path) {
+        Ok(Route::Kind(Kind::Artifact)) => Reading::start(path, opts).ok(),
         _ => None,
     }
 }
