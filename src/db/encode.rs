@@ -70,20 +70,40 @@ impl Row {
 
 /// Prepares one physical line.
 pub fn prepare(line: String) -> Prepared {
+    prepare_as(line, Keep::All)
+}
+
+/// What of a line's record its row keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// Everything (a kept database).
+    All,
+    /// What a report reads (`infer analyze`'s scratch database,
+    /// `Writer::report_only`): a record of a type no report reads becomes
+    /// a row of its table with nothing in it (checked, not encoded, and its
+    /// line not kept), and an `infer.dispatch` keeps only the fields the
+    /// execution block's map reads (`db::store::load_dispatches`).
+    Report,
+}
+
+/// The fields of an `infer.dispatch` that a report reads
+/// (`db::store::load_dispatches`; `event_type` is the table's own).
+const DISPATCH_READ: [&str; 3] = ["request_id", "case_id", "x_request_id"];
+
+/// [`prepare`], keeping what `keep` says.
+pub fn prepare_as(line: String, keep: Keep) -> Prepared {
     if crate::py::text::is_blank(&line) {
         return Prepared::Blank;
     }
-    let encoded = SHAPES.with_borrow_mut(|shapes| {
-        let (members, same) = scan::members_shaped(&line, &mut shapes.keys)?;
-        if !same {
-            // The marks and roles were worked out for other keys.
-            shapes.marks = None;
-            shapes.roles.clear();
-            shapes.table = None;
-        }
-        fast(&line, &members, shapes)
+    let encoded = SHAPES.with_borrow_mut(|memory| {
+        let (members, shapes) = memory.scan(&line)?;
+        fast(&line, &members, shapes, keep)
     });
     match encoded {
+        // An unread record's row is empty: it needs no line.
+        Some(enc) if keep == Keep::Report && crate::db::store::unread_by_report(&enc) => {
+            Prepared::Row(Box::new(enc))
+        }
         Some(enc) => Prepared::Row(Box::new(Row { line, ..enc })),
         None => general(&line),
     }
@@ -149,7 +169,7 @@ impl Marks {
     }
 }
 
-/// A preparing thread's memory of the last line it read: its keys, their
+/// A preparing thread's memory of a shape of line it read: its keys, their
 /// marks, and their roles in `table` once a line of that shape was encoded
 /// for it.
 #[derive(Default)]
@@ -158,10 +178,79 @@ struct Shapes {
     marks: Option<Marks>,
     table: Option<usize>,
     roles: Vec<Role>,
+    /// The length of the last line of this shape, and when it was read
+    /// (the thread's count of lines).
+    len: usize,
+    used: u64,
+}
+
+/// The shapes a thread remembers. A real artifact interleaves records of a
+/// few types (a dispatch, a request and a first content per request), each
+/// type with its own keys: remembering only the last line's, every line
+/// had its keys scanned and their roles looked up again.
+const SHAPE_MEMORY: usize = 4;
+
+/// A thread's remembered shapes (at most [`SHAPE_MEMORY`]) and its count of
+/// lines.
+#[derive(Default)]
+struct Memory {
+    shapes: Vec<Shapes>,
+    lines: u64,
+}
+
+impl Memory {
+    /// Scans `line`'s members against the remembered shape most likely its
+    /// own (the one whose last line was nearest in length: lines of one
+    /// record type are of about one length), and returns them with the
+    /// shape that holds exactly their keys, remembering a new one (in place
+    /// of the least recently used) when none does. Which shape is tried
+    /// only saves work: the keys are checked either way.
+    fn scan<'a>(&mut self, line: &'a str) -> Option<(Vec<scan::Member<'a>>, &mut Shapes)> {
+        self.lines += 1;
+        let near = self
+            .shapes
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, s)| s.len.abs_diff(line.len()))
+            .map(|(i, _)| i);
+        let (members, same) = match near {
+            Some(i) => scan::members_against(line, &self.shapes[i].keys)?,
+            None => scan::members_against(line, &scan::Shape::default())?,
+        };
+        let at = match near.filter(|_| same) {
+            Some(i) => i,
+            None => match self.shapes.iter().position(|s| s.keys.holds(&members)) {
+                Some(i) => i,
+                None => {
+                    let i = if self.shapes.len() < SHAPE_MEMORY {
+                        self.shapes.push(Shapes::default());
+                        self.shapes.len() - 1
+                    } else {
+                        self.shapes
+                            .iter()
+                            .enumerate()
+                            .min_by_key(|(_, s)| s.used)
+                            .map_or(0, |(i, _)| i)
+                    };
+                    // The marks and roles were worked out for other keys.
+                    let shape = &mut self.shapes[i];
+                    shape.keys.remember(&members);
+                    shape.marks = None;
+                    shape.roles.clear();
+                    shape.table = None;
+                    i
+                }
+            },
+        };
+        let shape = &mut self.shapes[at];
+        shape.len = line.len();
+        shape.used = self.lines;
+        Some((members, shape))
+    }
 }
 
 thread_local! {
-    static SHAPES: std::cell::RefCell<Shapes> = std::cell::RefCell::default();
+    static SHAPES: std::cell::RefCell<Memory> = std::cell::RefCell::default();
 }
 
 fn general(line: &str) -> Prepared {
@@ -304,7 +393,7 @@ fn str_form_raw(line: &str, raw: Raw) -> Field {
     }
 }
 
-fn fast(line: &str, members: &[scan::Member], shapes: &mut Shapes) -> Option<Row> {
+fn fast(line: &str, members: &[scan::Member], shapes: &mut Shapes, keep: Keep) -> Option<Row> {
     let marks = *shapes.marks.get_or_insert_with(|| Marks::of(members));
     if marks.context_id {
         // Context transport needs the general path (order-dependent decoding).
@@ -364,6 +453,29 @@ fn fast(line: &str, members: &[scan::Member], shapes: &mut Shapes) -> Option<Row
         });
     };
     let spec: &TableSpec = &TABLES[ti];
+    if keep == Keep::Report {
+        // A record no report reads (`db::store::unread_by_report`, by which
+        // the writer drops its row): the scan checked the line, nothing
+        // else is needed of it.
+        let empty = Row {
+            line: String::new(),
+            table: Some(ti),
+            event_type: None,
+            body: Field::Null,
+            derived: None,
+            schema_version: Field::Null,
+            fields: Vec::new(),
+            nulls: 0,
+            extra: None,
+            facts,
+        };
+        if crate::db::store::unread_by_report(&empty) {
+            return Some(empty);
+        }
+        facts = empty.facts;
+    }
+    // An `infer.dispatch` for a report keeps only the fields it reads.
+    let trim = keep == Keep::Report && spec.table == "dispatches";
     // Written slot by slot (vec![Field::Null; n] clones a Field per slot,
     // matching on it each time).
     let mut fields: Vec<Field> = std::iter::repeat_with(|| Field::Null)
@@ -415,6 +527,9 @@ fn fast(line: &str, members: &[scan::Member], shapes: &mut Shapes) -> Option<Row
             Role::Field(index) => Some(index),
             Role::Extra => None,
         };
+        if trim && !DISPATCH_READ.contains(&key) {
+            continue;
+        }
         if facts.is_session {
             match key {
                 "session_id" => facts.session_id = v.as_str().map(Cow::into_owned),
@@ -653,7 +768,7 @@ mod tests {
         let prepared = |line: &str| format!("{:?}", prepare(line.to_owned()));
         let warm: Vec<String> = lines.iter().map(|l| prepared(l)).collect();
         for (line, warm) in lines.iter().zip(&warm) {
-            SHAPES.with_borrow_mut(|shapes| *shapes = Shapes::default());
+            SHAPES.with_borrow_mut(|memory| *memory = Memory::default());
             assert_eq!(&prepared(line), warm, "{line}");
         }
         assert!(lines.len() > 1000, "{}", lines.len());
@@ -692,6 +807,61 @@ mod tests {
             let raw = scan::members(&line).unwrap()[0].1;
             assert_eq!(real_list(raw.get()), serde(raw.get()), "{t}");
         }
+    }
+
+    /// For a report, a record no report reads is checked but not encoded
+    /// (its row is empty, without the line), and a dispatch keeps exactly
+    /// the fields its reader keeps of the whole row; a line the scanner
+    /// declines still takes the general path.
+    #[test]
+    fn report_rows_keep_what_a_report_reads() {
+        let Prepared::Row(row) = prepare_as(
+            r#"{"event_type": "infer.first_content", "schema_version": 1, "request_id": "r0", "first_content_at_ns": 5}"#
+                .into(),
+            Keep::Report,
+        ) else {
+            panic!()
+        };
+        assert!(crate::db::store::unread_by_report(&row));
+        assert!(row.line.is_empty() && row.fields.is_empty());
+        assert!(matches!(
+            prepare_as(
+                r#"{"event_type": "infer.first_content", "x": }"#.into(),
+                Keep::Report
+            ),
+            Prepared::Error(_)
+        ));
+        let read = |line: &str, keep: Keep| {
+            let Prepared::Row(row) = prepare_as(line.to_owned(), keep) else {
+                panic!("not fast: {line}")
+            };
+            let spec = &TABLES[row.table.unwrap()];
+            let mut m = rebuild(
+                spec,
+                &row.schema_version.to_sql(&row.line),
+                &row.sql_fields(),
+                row.nulls,
+                row.extra.as_deref(),
+            );
+            let all = m.len();
+            m.retain(|k, _| k == "event_type" || DISPATCH_READ.contains(&k.as_str()));
+            (Value::Object(m), all)
+        };
+        for line in [
+            r#"{"case_id": "c", "event_type": "infer.dispatch", "intended_at_ns": 1, "phase": "measured", "request_id": "r0", "schema_version": 1, "session_id": "s", "started_at_ns": 2, "timestamp_ns": 3, "x_request_id": "x0"}"#,
+            r#"{"event_type": "infer.dispatch", "request_id": 7, "case_id": null, "x_request_id": "a\"b", "other": [1, 2], "phase": null}"#,
+            r#"{"event_type": "infer.dispatch", "x_request_id": ""}"#,
+        ] {
+            let (whole, all) = read(line, Keep::All);
+            let (trimmed, kept) = read(line, Keep::Report);
+            assert_eq!(whole, trimmed, "{line}");
+            assert!(kept <= all, "{line}");
+        }
+        let (_, kept) = read(
+            r#"{"case_id": "c", "event_type": "infer.dispatch", "intended_at_ns": 1, "phase": "measured", "request_id": "r0", "session_id": "s", "x_request_id": "x0"}"#,
+            Keep::Report,
+        );
+        assert_eq!(kept, 4);
     }
 
     #[test]

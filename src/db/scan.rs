@@ -335,9 +335,22 @@ impl Shape {
         self.quoted.get(start..end)
     }
 
+    /// Whether `members` have exactly this shape's keys, in its order.
+    pub fn holds(&self, members: &[Member]) -> bool {
+        self.valid
+            && self.spans.len() == members.len()
+            && members.iter().enumerate().all(|(j, (key, _))| {
+                matches!(key, Cow::Borrowed(_))
+                    && self
+                        .key(j)
+                        .and_then(|q| q.get(1..q.len().saturating_sub(1)))
+                        == Some(key.as_bytes())
+            })
+    }
+
     /// Remembers the keys of `members` (only keys without escapes can be
     /// matched as bytes).
-    fn remember(&mut self, members: &[Member]) {
+    pub fn remember(&mut self, members: &[Member]) {
         self.quoted.clear();
         self.spans.clear();
         self.valid = members
@@ -360,6 +373,16 @@ impl Shape {
 /// in it), and telling whether this line has exactly the shape's keys, in
 /// the same order.
 pub fn members_shaped<'a>(line: &'a str, shape: &mut Shape) -> Option<(Vec<Member<'a>>, bool)> {
+    let (out, same) = members_against(line, shape)?;
+    if !same {
+        shape.remember(&out);
+    }
+    Some((out, same))
+}
+
+/// [`members_shaped`], leaving `shape` as it was (the caller remembers a
+/// new shape where it wants, [`Shape::remember`]).
+pub fn members_against<'a>(line: &'a str, shape: &Shape) -> Option<(Vec<Member<'a>>, bool)> {
     let mut s = Scanner {
         text: line,
         bytes: line.as_bytes(),
@@ -392,9 +415,6 @@ pub fn members_shaped<'a>(line: &'a str, shape: &mut Shape) -> Option<(Vec<Membe
     same &= at == keys;
     if !whole {
         return None;
-    }
-    if !same {
-        shape.remember(&out);
     }
     Some((out, same))
 }

@@ -321,6 +321,7 @@ const BATCH_LINES: usize = 256;
 fn read_batches(
     file: File,
     digest: bool,
+    keep: fast::Keep,
     bar: Option<indicatif::ProgressBar>,
     tx: std::sync::mpsc::SyncSender<Batch>,
 ) -> std::io::Result<ReadEnd> {
@@ -344,7 +345,7 @@ fn read_batches(
         let done = raw.len() < BATCH_LINES || lines.utf8_error.is_some();
         let batch: Batch = raw
             .into_par_iter()
-            .map(|(n, l)| (n, fast::prepare(l)))
+            .map(|(n, l)| (n, fast::prepare_as(l, keep)))
             .collect();
         if !batch.is_empty() && tx.send(batch).is_err() {
             break; // the writer stopped (an error): stop reading
@@ -406,10 +407,16 @@ impl Reading {
             bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
         }
         let digest = !opts.skip_digest;
+        // A scratch database keeps only what a report reads
+        // (`Writer::report_only`): what it drops is not encoded either.
+        let keep = match opts.analyze {
+            true => fast::Keep::Report,
+            false => fast::Keep::All,
+        };
         // Two queued batches (see BATCH_LINES).
         let (send, recv) = std::sync::mpsc::sync_channel::<Batch>(2);
         let reader_bar = bar.clone();
-        let reader = std::thread::spawn(move || read_batches(file, digest, reader_bar, send));
+        let reader = std::thread::spawn(move || read_batches(file, digest, keep, reader_bar, send));
         Ok(Reading {
             path: path.to_owned(),
             recv,

@@ -66,7 +66,7 @@ pub struct Writer<'c> {
 /// `infer.first_content`, `infer.phase_start`, `infer.summary`. A scratch
 /// database for one report leaves them out; a kept one stores them like
 /// every record.
-pub(super) fn unread_by_report(row: &Row) -> bool {
+pub(crate) fn unread_by_report(row: &Row) -> bool {
     let event_type = match row.table {
         Some(t) => Some(TABLES[t].event_type),
         None => row.event_type.as_deref(),
