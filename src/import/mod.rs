@@ -13,6 +13,7 @@ pub mod artifact;
 pub mod defs;
 pub mod guidellm;
 pub mod inference_perf;
+pub mod numbers;
 pub mod vllm;
 pub mod walk;
 

@@ -11,6 +11,7 @@ use std::io::Read;
 
 use serde_json::{Map, Value};
 
+use super::numbers as num;
 use super::walk::Walker;
 use super::{defs, secs_to_ns, Case, Clock, FormatError, Import, Load, Request, Status, Tool};
 
@@ -42,6 +43,7 @@ fn array<T: serde::de::DeserializeOwned, R: Read>(
     w: &mut Walker<R>,
     key: &str,
     what: &str,
+    fast: fn(&[u8]) -> Option<(T, usize)>,
 ) -> Result<Vec<T>, FormatError> {
     if w.null()? {
         return Ok(Vec::new());
@@ -55,6 +57,12 @@ fn array<T: serde::de::DeserializeOwned, R: Read>(
     let mut first = true;
     while w.next_element(first)? {
         first = false;
+        // The plain values of the arrays are read directly from the
+        // walker's buffer; anything else (and every error) takes serde's path.
+        if let Some(one) = w.try_take(fast) {
+            out.push(one);
+            continue;
+        }
         match serde_json::from_slice::<T>(w.value_bytes()?) {
             Ok(one) => out.push(one),
             // A number cut by the end of the file: the file is cut short,
@@ -89,13 +97,13 @@ pub fn parse(reader: impl Read) -> Result<Import, FormatError> {
             continue;
         }
         match key.as_str() {
-            "input_lens" => a.input_lens = Some(array(&mut w, &key, "integers")?),
-            "output_lens" => a.output_lens = Some(array(&mut w, &key, "integers")?),
-            "ttfts" => a.ttfts = Some(array(&mut w, &key, "seconds")?),
-            "itls" => a.itls = Some(array(&mut w, &key, "lists of seconds")?),
-            "latencies" => a.latencies = Some(array(&mut w, &key, "seconds")?),
-            "start_times" => a.start_times = Some(array(&mut w, &key, "seconds")?),
-            "errors" => a.errors = Some(array(&mut w, &key, "strings")?),
+            "input_lens" => a.input_lens = Some(array(&mut w, &key, "integers", num::opt_i64)?),
+            "output_lens" => a.output_lens = Some(array(&mut w, &key, "integers", num::opt_i64)?),
+            "ttfts" => a.ttfts = Some(array(&mut w, &key, "seconds", num::opt_f64)?),
+            "itls" => a.itls = Some(array(&mut w, &key, "lists of seconds", num::f64_list)?),
+            "latencies" => a.latencies = Some(array(&mut w, &key, "seconds", num::opt_f64)?),
+            "start_times" => a.start_times = Some(array(&mut w, &key, "seconds", num::opt_f64)?),
+            "errors" => a.errors = Some(array(&mut w, &key, "strings", num::opt_string)?),
             // Kept whole (the generated texts are the bulk of what is not read).
             _ => {
                 let raw = w.capture()?;

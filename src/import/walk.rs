@@ -441,6 +441,23 @@ impl<R: Read> Walker<R> {
         })
     }
 
+    /// The next value read directly from the buffer by `read`, which is
+    /// given the bytes from the value on and returns it with the number of
+    /// bytes it took. Taken only when the value ends before the buffer does
+    /// (a byte follows it there), so a value cut by a refill or by the end
+    /// of the file is never read short; None (nothing consumed) when `read`
+    /// declines, for the caller's general path.
+    pub fn try_take<T>(&mut self, read: impl FnOnce(&[u8]) -> Option<(T, usize)>) -> Option<T> {
+        self.peek()?;
+        let rest = &self.buf[self.pos..];
+        let (v, n) = read(rest)?;
+        if n == 0 || n >= rest.len() {
+            return None;
+        }
+        self.pos += n;
+        Some(v)
+    }
+
     /// The next value's bytes, borrowed from the buffer (valid until the
     /// walk goes on): no copy, for a typed parse of each element of a long
     /// array.
