@@ -385,13 +385,13 @@ where
     }))
 }
 
+/// Each `(case_key, phase)`'s `window_s`.
+type Windows = std::collections::HashMap<(Vec<u8>, Vec<u8>), Option<f64>>;
+
 /// Each `(case_key, phase)`'s `window_s` of a run, as `v_case_summary`
 /// looks it up; None when a key is not text or appears twice (the view's
 /// scalar subquery would pick one its own way) or a window is not a number.
-fn case_windows(
-    conn: &Connection,
-    run_id: &str,
-) -> Result<Option<std::collections::HashMap<(Vec<u8>, Vec<u8>), Option<f64>>>, DbError> {
+fn case_windows(conn: &Connection, run_id: &str) -> Result<Option<Windows>, DbError> {
     let q = &sql::EXPORT_CASE_WINDOWS;
     let mut stmt = conn.prepare_cached(q.sql).map_err(DbError::query(q))?;
     let mut rows = stmt
@@ -644,11 +644,7 @@ impl Cases {
     /// The rows, ordered as queries/export/cases.sql orders them (phase,
     /// then case_key, NULL first, bytes compared); `windows` holds each
     /// `(case_key, phase)`'s `window_s`. None when not served.
-    fn batch(
-        mut self,
-        run_id: &str,
-        windows: &std::collections::HashMap<(Vec<u8>, Vec<u8>), Option<f64>>,
-    ) -> Option<Batch> {
+    fn batch(mut self, run_id: &str, windows: &Windows) -> Option<Batch> {
         if self.unserved {
             return None;
         }
