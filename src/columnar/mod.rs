@@ -204,6 +204,36 @@ pub const SLO_VERDICTS: TableDef = TableDef {
     ],
 };
 
+/// Whether a column's values mostly differ row from row (ids, instants,
+/// latencies): such a column is written PLAIN, without a dictionary, which
+/// would only cost a hash per value and hold every value once more.
+pub fn mostly_unique(table: &TableDef, column: &str) -> bool {
+    table.name == REQUESTS.name
+        && matches!(
+            column,
+            "seq"
+                | "request_id"
+                | "request_index"
+                | "e2e_ms"
+                | "ttft_ms"
+                | "first_chunk_ms"
+                | "dispatch_lag_ms"
+                | "e2e_from_intended_ms"
+                | "intended_at_ns"
+                | "started_at_ns"
+                | "ended_at_ns"
+                | "started_at"
+                | "ended_at"
+                | "started_s"
+                | "ended_s"
+                | "x_request_id"
+                | "trace_id"
+                | "intended_at_ms"
+                | "started_at_ms"
+                | "ended_at_ms"
+        )
+}
+
 /// The per-run tables, in the order an export writes them.
 pub const PER_RUN: [&TableDef; 3] = [&REQUESTS, &CASES, &TELEMETRY_SAMPLES];
 

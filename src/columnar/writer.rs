@@ -15,7 +15,7 @@ use parquet::column::writer::ColumnWriter;
 use parquet::data_type::ByteArray;
 use parquet::file::properties::{WriterProperties, WriterVersion};
 use parquet::file::writer::SerializedFileWriter;
-use parquet::schema::types::Type;
+use parquet::schema::types::{ColumnPath, Type};
 
 use super::{Batch, Kind, TableDef, Values};
 
@@ -107,11 +107,16 @@ impl PartWriter {
             path: dest.to_path_buf(),
             source,
         };
-        let props = WriterProperties::builder()
+        let mut props = WriterProperties::builder()
             .set_writer_version(WriterVersion::PARQUET_1_0)
             .set_compression(Compression::SNAPPY)
-            .set_created_by(format!("stormlog {}", env!("CARGO_PKG_VERSION")))
-            .build();
+            .set_created_by(format!("stormlog {}", env!("CARGO_PKG_VERSION")));
+        for col in table.columns {
+            if super::mostly_unique(table, col.name) {
+                props = props.set_column_dictionary_enabled(ColumnPath::from(col.name), false);
+            }
+        }
+        let props = props.build();
         let inner = SerializedFileWriter::new(
             BufWriter::with_capacity(1 << 20, file),
             Arc::new(schema(table).map_err(pq)?),

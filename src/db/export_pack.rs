@@ -17,7 +17,7 @@ use rusqlite::{named_params, Connection, OptionalExtension};
 use super::export::{ReadError, BATCH_ROWS};
 use super::pack::{self, Fields};
 use super::DbError;
-use crate::columnar::{Batch, Cell, REQUESTS};
+use crate::columnar::{Batch, Cell, CASES, REQUESTS};
 use crate::sql;
 
 /// Where an exported column's value comes from.
@@ -73,7 +73,16 @@ struct Layout {
     intended: usize,
     started: usize,
     ended: usize,
+    /// What `v_case_summary` sums, as stored.
+    phase: usize,
+    e2e: usize,
+    ttft: usize,
+    output_tokens: usize,
 }
+
+/// Where the narrow read holds `case_key` and `status_key`.
+const REST_CASE_KEY: usize = 1;
+const REST_STATUS_KEY: usize = 2;
 
 /// Where every `v_requests` column comes from, given the pack's columns;
 /// None when the pack lacks one.
@@ -119,6 +128,10 @@ fn layout(names: &[String]) -> Option<Layout> {
         intended: at("intended_at_ns")?,
         started: at("started_at_ns")?,
         ended: at("ended_at_ns")?,
+        phase: at("phase")?,
+        e2e: at("e2e_latency_ms")?,
+        ttft: at("ttft_ms")?,
+        output_tokens: at("output_tokens")?,
     })
 }
 
@@ -215,6 +228,16 @@ fn stamp_bytes(ns: i64) -> Option<[u8; 24]> {
     Some(out)
 }
 
+/// What [`for_each_request_batch`] read of a run.
+pub struct Served {
+    /// Request rows handed to the sink.
+    pub requests: u64,
+    /// The run's `v_case_summary` rows (queries/export/cases.sql), summed
+    /// from the same rows; None where a value's SQL reading is not plainly
+    /// a number or a text: the caller then reads the view.
+    pub cases: Option<Batch>,
+}
+
 /// One run's `v_requests` rows, in seq order, made from its pack, handed to
 /// `sink` in batches of at most `BATCH_ROWS`, as `db::export::for_each_batch`
 /// hands the view's. `Ok(None)` when the run has no pack that serves (some
@@ -224,7 +247,7 @@ pub fn for_each_request_batch<E>(
     conn: &Connection,
     run_id: &str,
     mut sink: impl FnMut(&Batch) -> Result<(), E>,
-) -> Result<Option<u64>, E>
+) -> Result<Option<Served>, E>
 where
     E: From<ReadError>,
 {
@@ -262,6 +285,7 @@ where
         .map_err(db(qr))?;
 
     let mut batch = Batch::new(&REQUESTS);
+    let mut cases = Cases::default();
     let mut total = 0u64;
     let mut next_segment = 0i64;
     let mut last_seq: Option<i64> = None;
@@ -308,6 +332,15 @@ where
                 return false;
             }
             batch.end_row();
+            cases.add([
+                p.get(lay.phase),
+                t.get_ref(REST_CASE_KEY).unwrap_or(ValueRef::Blob(&[])),
+                p.get(lay.status),
+                t.get_ref(REST_STATUS_KEY).unwrap_or(ValueRef::Blob(&[])),
+                p.get(lay.e2e),
+                p.get(lay.ttft),
+                p.get(lay.output_tokens),
+            ]);
             if batch.rows() == BATCH_ROWS {
                 total += batch.rows() as u64;
                 if let Err(e) = sink(&batch) {
@@ -339,7 +372,321 @@ where
         total += batch.rows() as u64;
         sink(&batch)?;
     }
-    Ok(Some(total))
+    let cases = if cases.unserved {
+        None
+    } else {
+        case_windows(conn, run_id)
+            .map_err(|e| E::from(ReadError::Db(e)))?
+            .and_then(|w| cases.batch(run_id, &w))
+    };
+    Ok(Some(Served {
+        requests: total,
+        cases,
+    }))
+}
+
+/// Each `(case_key, phase)`'s `window_s`.
+type Windows = std::collections::HashMap<(Vec<u8>, Vec<u8>), Option<f64>>;
+
+/// Each `(case_key, phase)`'s `window_s` of a run, as `v_case_summary`
+/// looks it up; None when a key is not text or appears twice (the view's
+/// scalar subquery would pick one its own way) or a window is not a number.
+fn case_windows(conn: &Connection, run_id: &str) -> Result<Option<Windows>, DbError> {
+    let q = &sql::EXPORT_CASE_WINDOWS;
+    let mut stmt = conn.prepare_cached(q.sql).map_err(DbError::query(q))?;
+    let mut rows = stmt
+        .query(named_params! {":run_id": run_id})
+        .map_err(DbError::query(q))?;
+    let mut out = std::collections::HashMap::new();
+    while let Some(r) = rows.next().map_err(DbError::query(q))? {
+        let get = |i| r.get_ref(i).map_err(DbError::query(q));
+        let (case, phase) = match (get(0)?, get(1)?) {
+            (ValueRef::Text(c), ValueRef::Text(p)) => (c.to_vec(), p.to_vec()),
+            // A NULL key matches no request (`=`, not `IS`).
+            (ValueRef::Null, _) | (_, ValueRef::Null) => continue,
+            _ => return Ok(None),
+        };
+        let window = match get(2)? {
+            ValueRef::Null => None,
+            ValueRef::Integer(x) => Some(x as f64),
+            ValueRef::Real(x) => Some(x),
+            _ => return Ok(None),
+        };
+        if out.insert((case, phase), window).is_some() {
+            return Ok(None);
+        }
+    }
+    Ok(Some(out))
+}
+
+/// SQLite's `sum()`/`avg()` accumulator (func.c, `SumCtx`, 3.43 and later):
+/// integers summed exactly until the first real or an overflow, then a
+/// Kahan-Babuska-Neumaier sum of doubles.
+#[derive(Debug, Default, Clone, Copy)]
+struct SqlSum {
+    count: i64,
+    approx: bool,
+    int: i64,
+    sum: f64,
+    err: f64,
+}
+
+impl SqlSum {
+    fn kbn(&mut self, r: f64) {
+        let s = self.sum;
+        let t = s + r;
+        if s.abs() > r.abs() {
+            self.err += (s - t) + r;
+        } else {
+            self.err += (r - t) + s;
+        }
+        self.sum = t;
+    }
+
+    fn kbn_int(&mut self, v: i64) {
+        if !(-4_503_599_627_370_495..=4_503_599_627_370_495).contains(&v) {
+            let small = v % 16384;
+            self.kbn((v - small) as f64);
+            self.kbn(small as f64);
+        } else {
+            self.kbn(v as f64);
+        }
+    }
+
+    fn start_approx(&mut self) {
+        let v = self.int;
+        if !(-4_503_599_627_370_495..=4_503_599_627_370_495).contains(&v) {
+            let small = v % 16384;
+            self.sum = (v - small) as f64;
+            self.err = small as f64;
+        } else {
+            self.sum = v as f64;
+            self.err = 0.0;
+        }
+        self.approx = true;
+    }
+
+    fn int(&mut self, v: i64) {
+        self.count += 1;
+        if self.approx {
+            self.kbn_int(v);
+        } else if let Some(x) = self.int.checked_add(v) {
+            self.int = x;
+        } else {
+            self.start_approx();
+            self.kbn_int(v);
+        }
+    }
+
+    fn real(&mut self, v: f64) {
+        self.count += 1;
+        if !self.approx {
+            self.start_approx();
+        }
+        self.kbn(v);
+    }
+
+    /// `avg()`: NULL over no values.
+    fn avg(&self) -> Option<f64> {
+        if self.count == 0 {
+            return None;
+        }
+        let total = if self.approx {
+            if self.err.is_nan() {
+                self.sum
+            } else {
+                self.sum + self.err
+            }
+        } else {
+            self.int as f64
+        };
+        Some(total / self.count as f64)
+    }
+}
+
+/// `min()` and `max()` of numbers, as SQLite keeps them (the first of equal
+/// values), then `CAST(... AS REAL)`.
+#[derive(Debug, Default, Clone, Copy)]
+struct MinMax {
+    min: Option<f64>,
+    max: Option<f64>,
+}
+
+impl MinMax {
+    fn add(&mut self, v: f64) {
+        if self.min.is_none_or(|m| v < m) {
+            self.min = Some(v);
+        }
+        if self.max.is_none_or(|m| v > m) {
+            self.max = Some(v);
+        }
+    }
+}
+
+/// One `(phase, case_key)` group of `v_case_summary`, being summed.
+#[derive(Debug, Default, Clone)]
+struct CaseSum {
+    requests: i64,
+    /// `sum(status = 'ok')`, `sum(status_key <> 'ok')`: None while every
+    /// value was NULL.
+    ok: Option<i64>,
+    failed: Option<i64>,
+    e2e: SqlSum,
+    e2e_range: MinMax,
+    ttft: SqlSum,
+    ttft_range: MinMax,
+    output_tokens: Option<i64>,
+}
+
+type CaseKey = (Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// A run's `v_case_summary` rows made from the rows the export reads anyway.
+/// Any value whose SQL reading is not plainly a number or a text (a blob, a
+/// number stored as text, an integer sum past 64 bits) gives up: the caller
+/// reads the view.
+#[derive(Debug, Default)]
+struct Cases {
+    groups: Vec<(CaseKey, CaseSum)>,
+    index: std::collections::HashMap<CaseKey, usize>,
+    last: Option<usize>,
+    unserved: bool,
+}
+
+/// A value as text or NULL; anything else is not served.
+fn text_or_null(v: ValueRef<'_>) -> Result<Option<&[u8]>, Unserved> {
+    match v {
+        ValueRef::Null => Ok(None),
+        ValueRef::Text(t) => Ok(Some(t)),
+        _ => Err(Unserved),
+    }
+}
+
+impl Cases {
+    fn group(&mut self, phase: Option<&[u8]>, case: Option<&[u8]>) -> usize {
+        if let Some(i) = self.last {
+            let (p, c) = &self.groups[i].0;
+            if p.as_deref() == phase && c.as_deref() == case {
+                return i;
+            }
+        }
+        let key = (phase.map(<[u8]>::to_vec), case.map(<[u8]>::to_vec));
+        let next = self.groups.len();
+        let i = *self.index.entry(key.clone()).or_insert(next);
+        if i == next {
+            self.groups.push((key, CaseSum::default()));
+        }
+        self.last = Some(i);
+        i
+    }
+
+    /// Adds one request row: `phase`, `status`, `e2e_latency_ms`, `ttft_ms`
+    /// and `output_tokens` as the table stores them, `case_key` and
+    /// `status_key` likewise.
+    fn add(&mut self, row: [ValueRef<'_>; 7]) {
+        if self.unserved {
+            return;
+        }
+        if self.try_add(row).is_err() {
+            self.unserved = true;
+        }
+    }
+
+    fn try_add(&mut self, row: [ValueRef<'_>; 7]) -> Result<(), Unserved> {
+        let [phase, case, status, status_key, e2e, ttft, tokens] = row;
+        let phase = text_or_null(phase)?;
+        let case = text_or_null(case)?;
+        let status = text_or_null(status)?;
+        let status_key = text_or_null(status_key)?;
+        let i = self.group(phase, case);
+        let g = &mut self.groups[i].1;
+        g.requests += 1;
+        if let Some(s) = status {
+            *g.ok.get_or_insert(0) += i64::from(s == b"ok");
+        }
+        if let Some(s) = status_key {
+            *g.failed.get_or_insert(0) += i64::from(s != b"ok");
+        }
+        match tokens {
+            ValueRef::Null => {}
+            ValueRef::Integer(x) => {
+                let sum = g
+                    .output_tokens
+                    .unwrap_or(0)
+                    .checked_add(x)
+                    .ok_or(Unserved)?;
+                g.output_tokens = Some(sum);
+            }
+            _ => return Err(Unserved),
+        }
+        if status == Some(b"ok") {
+            for (v, sum, range) in [
+                (e2e, &mut g.e2e, &mut g.e2e_range),
+                (ttft, &mut g.ttft, &mut g.ttft_range),
+            ] {
+                match v {
+                    ValueRef::Null => {}
+                    // Compared and cast exactly only within 2^53.
+                    ValueRef::Integer(x) if x.unsigned_abs() <= 1 << 53 => {
+                        sum.int(x);
+                        range.add(x as f64);
+                    }
+                    ValueRef::Real(x) => {
+                        sum.real(x);
+                        range.add(x);
+                    }
+                    _ => return Err(Unserved),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The rows, ordered as queries/export/cases.sql orders them (phase,
+    /// then case_key, NULL first, bytes compared); `windows` holds each
+    /// `(case_key, phase)`'s `window_s`. None when not served.
+    fn batch(mut self, run_id: &str, windows: &Windows) -> Option<Batch> {
+        if self.unserved {
+            return None;
+        }
+        self.groups.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut batch = Batch::new(&CASES);
+        let text = |b: &Option<Vec<u8>>| -> Option<String> {
+            b.as_ref().map(|v| String::from_utf8_lossy(v).into_owned())
+        };
+        for ((phase, case), g) in &self.groups {
+            let phase_s = text(phase);
+            let case_s = text(case);
+            let window = match (case, phase) {
+                (Some(c), Some(p)) => windows.get(&(c.clone(), p.clone())).copied().flatten(),
+                _ => None,
+            };
+            let int = |x: Option<i64>| x.map_or(Cell::Null, Cell::Int);
+            let real = |x: Option<f64>| x.map_or(Cell::Null, Cell::Real);
+            let failure_rate = g.failed.map(|f| f as f64 / g.requests as f64);
+            let cells = [
+                Cell::Text(run_id),
+                phase_s.as_deref().map_or(Cell::Null, Cell::Text),
+                case_s.as_deref().map_or(Cell::Null, Cell::Text),
+                Cell::Int(g.requests),
+                int(g.ok),
+                int(g.failed),
+                real(failure_rate),
+                real(g.e2e.avg()),
+                real(g.e2e_range.min),
+                real(g.e2e_range.max),
+                real(g.ttft.avg()),
+                real(g.ttft_range.min),
+                real(g.ttft_range.max),
+                int(g.output_tokens),
+                real(window),
+            ];
+            for (i, c) in cells.into_iter().enumerate() {
+                batch.push(i, c).ok()?;
+            }
+            batch.end_row();
+        }
+        Some(batch)
+    }
 }
 
 /// Puts one row into `batch` (every column; the caller ends the row).
@@ -448,7 +795,23 @@ mod tests {
     }
 
     fn fast(conn: &Connection, run: &str) -> Option<Vec<Batch>> {
-        batches(|sink| for_each_request_batch(conn, run, sink).unwrap())
+        batches(|sink| {
+            for_each_request_batch(conn, run, sink)
+                .unwrap()
+                .map(|s| s.requests)
+        })
+    }
+
+    /// The run's case summary as the export makes it beside its requests.
+    fn fast_cases(conn: &Connection, run: &str) -> Option<Batch> {
+        for_each_request_batch::<ReadError>(conn, run, |_| Ok(()))
+            .unwrap()
+            .and_then(|s| s.cases)
+    }
+
+    fn view_cases(conn: &Connection, run: &str) -> Vec<Batch> {
+        batches(|sink| Some(super::super::export::for_each_batch(conn, &CASES, run, sink).unwrap()))
+            .unwrap()
     }
 
     fn view(conn: &Connection, run: &str) -> Vec<Batch> {
@@ -460,12 +823,13 @@ mod tests {
 
     /// Column by column, every value the same, reals to the bit.
     fn assert_same(a: &[Batch], b: &[Batch], run: &str) {
+        let table = a.first().or(b.first()).map_or(&REQUESTS, |x| x.table);
         use crate::columnar::Values;
         assert_eq!(a.len(), b.len(), "{run}: batches");
         for (x, y) in a.iter().zip(b) {
             assert_eq!(x.rows(), y.rows(), "{run}");
             for (k, (cx, cy)) in x.columns.iter().zip(&y.columns).enumerate() {
-                let name = REQUESTS.columns[k].name;
+                let name = table.columns[k].name;
                 assert_eq!(cx.defined, cy.defined, "{run}: {name}: nulls");
                 match (&cx.values, &cy.values) {
                     (Values::Int(p), Values::Int(q)) => assert_eq!(p, q, "{run}: {name}"),
@@ -523,6 +887,9 @@ mod tests {
             let view = view(&conn, run);
             if let Some(fast) = fast(&conn, run) {
                 assert_same(&fast, &view, run);
+                let cases = fast_cases(&conn, run).expect("a case summary");
+                let cases: Vec<Batch> = Some(cases).filter(|c| !c.is_empty()).into_iter().collect();
+                assert_same(&cases, &view_cases(&conn, run), run);
                 served += 1;
                 rows += fast.iter().map(Batch::rows).sum::<usize>();
             }
@@ -577,6 +944,71 @@ mod tests {
         ] {
             let theirs: f64 = stmt.query_row([a, b], |r| r.get(0)).unwrap();
             assert_eq!((sub(a, b) / 1e9).to_bits(), theirs.to_bits(), "{a} {b}");
+        }
+    }
+
+    /// `avg`, `min` and `max` of mixed integers and reals, huge and tiny,
+    /// are SQLite's to the bit.
+    #[test]
+    fn sums_are_sqlites() {
+        let conn = crate::db::open_memory().unwrap();
+        conn.execute_batch("CREATE TEMP TABLE t (g INTEGER, v)")
+            .unwrap();
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut groups: Vec<Vec<rusqlite::types::Value>> = vec![Vec::new(); 40];
+        for (g, vals) in groups.iter_mut().enumerate() {
+            for k in 0..(50 + g * 7) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let v = match (g % 5, k % 3) {
+                    (0, _) => rusqlite::types::Value::Real((x % 100_000) as f64 / 7.0),
+                    (1, 0) => rusqlite::types::Value::Integer((x % 1000) as i64 - 500),
+                    (1, _) => rusqlite::types::Value::Real(f64::from_bits(x >> 2) * 1e-300),
+                    (2, _) => rusqlite::types::Value::Integer((x >> 12) as i64 - (1 << 51)),
+                    (3, 2) => rusqlite::types::Value::Real(1e16 + (x % 10) as f64),
+                    (3, _) => rusqlite::types::Value::Integer(i64::MAX / 3 + (x % 99) as i64),
+                    _ => rusqlite::types::Value::Real(((x % 2000) as f64 - 1000.0) * 0.1),
+                };
+                vals.push(v);
+            }
+        }
+        for (g, vals) in groups.iter().enumerate() {
+            for v in vals {
+                conn.execute(
+                    "INSERT INTO t VALUES (?1, ?2)",
+                    rusqlite::params![g as i64, v],
+                )
+                .unwrap();
+            }
+            let (avg, min, max): (Option<f64>, Option<f64>, Option<f64>) = conn
+                .query_row(
+                    "SELECT avg(v), CAST(min(v) AS REAL), CAST(max(v) AS REAL) FROM t WHERE g = ?1",
+                    [g as i64],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .unwrap();
+            let mut sum = SqlSum::default();
+            let mut range = MinMax::default();
+            for v in vals {
+                match *v {
+                    rusqlite::types::Value::Integer(i) => {
+                        sum.int(i);
+                        range.add(i as f64);
+                    }
+                    rusqlite::types::Value::Real(r) => {
+                        sum.real(r);
+                        range.add(r);
+                    }
+                    _ => unreachable!(),
+                }
+            }
+            let bits = |o: Option<f64>| o.map(f64::to_bits);
+            assert_eq!(bits(sum.avg()), bits(avg), "group {g} avg");
+            if g % 5 != 3 {
+                assert_eq!(bits(range.min), bits(min), "group {g} min");
+                assert_eq!(bits(range.max), bits(max), "group {g} max");
+            }
         }
     }
 }

@@ -553,9 +553,22 @@ mod write {
             rows: BTreeMap::new(),
             bytes: 0,
         };
+        // The case summary summed beside the requests, where it was.
+        let mut cases: Option<Batch> = None;
         for table in PER_RUN {
             let dest = dir.join(table.name).join(partition).join(PART);
             let mut part: Option<PartWriter> = None;
+            if table.name == columnar::CASES.name {
+                if let Some(batch) = cases.take() {
+                    if !batch.is_empty() {
+                        let mut w = PartWriter::create(&dest, table)?;
+                        w.write(&batch)?;
+                        part = Some(w);
+                    }
+                    place(part, &dest, table.name, batch.rows() as u64, &mut out)?;
+                    continue;
+                }
+            }
             // A run's requests come from its pack where it has one that
             // serves (db::export_pack); else, or after a part of them (the
             // file then starts again), from the view.
@@ -568,8 +581,9 @@ mod write {
                     w.write(batch)?;
                     Ok::<(), ParquetError>(())
                 })?;
-                if let Some(rows) = packed {
-                    place(part, &dest, table.name, rows, &mut out)?;
+                if let Some(served) = packed {
+                    place(part, &dest, table.name, served.requests, &mut out)?;
+                    cases = served.cases;
                     continue;
                 }
                 if part.take().is_some() {
