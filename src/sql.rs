@@ -158,6 +158,11 @@ query!(INGEST_DELETE_DISPATCHES, "ingest/delete_dispatches");
 query!(INGEST_DELETE_FIRST_CONTENTS, "ingest/delete_first_contents");
 query!(INSERT_DISPATCHES, "ingest/insert_dispatches");
 query!(INSERT_FIRST_CONTENTS, "ingest/insert_first_contents");
+query!(INSERT_DISPATCHES_SHARED, "ingest/insert_dispatches_shared");
+query!(
+    INSERT_FIRST_CONTENTS_SHARED,
+    "ingest/insert_first_contents_shared"
+);
 query!(LOAD_FIRST_CONTENTS, "load/first_contents");
 query!(MIGRATE_DELETE_RECORD, "migrate/delete_record");
 query!(MIGRATE_RECORDS_OF_TYPE, "migrate/records_of_type");
@@ -270,6 +275,8 @@ pub const ALL: &[Query] = &[
     INGEST_DELETE_FIRST_CONTENTS,
     INSERT_DISPATCHES,
     INSERT_FIRST_CONTENTS,
+    INSERT_DISPATCHES_SHARED,
+    INSERT_FIRST_CONTENTS_SHARED,
     LOAD_FIRST_CONTENTS,
     MIGRATE_DELETE_RECORD,
     MIGRATE_RECORDS_OF_TYPE,

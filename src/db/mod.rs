@@ -91,6 +91,10 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
         "0013_execution_aggregates",
         include_str!("../../migrations/0013_execution_aggregates.sql"),
     ),
+    (
+        "0014_shared_request_fields",
+        include_str!("../../migrations/0014_shared_request_fields.sql"),
+    ),
 ];
 
 /// The schema version a migration brings, by the name after its number.
@@ -403,6 +407,13 @@ fn migrate(conn: &mut Connection, path: &Path, from: i64) -> Result<(), DbError>
         })?;
     let start = now.max(from);
     for (i, (name, sql)) in MIGRATIONS.iter().enumerate().skip(start as usize) {
+        if *name == "0014_shared_request_fields" {
+            add_shared_columns(&tx).map_err(|source| DbError::Migration {
+                path: path.to_owned(),
+                name,
+                source,
+            })?;
+        }
         tx.execute_batch(sql).map_err(|source| DbError::Migration {
             path: path.to_owned(),
             name,
@@ -437,6 +448,27 @@ fn migrate(conn: &mut Connection, path: &Path, from: i64) -> Result<(), DbError>
         path: path.to_owned(),
         source,
     })
+}
+
+/// Migration 0014's columns of `dispatches` and `first_contents` (`link`,
+/// `shared`), added where a table lacks them: a database that has them
+/// (0014 applied again) keeps them and their values.
+fn add_shared_columns(conn: &Connection) -> rusqlite::Result<()> {
+    for table in ["dispatches", "first_contents"] {
+        let mut stmt = conn.prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))?;
+        let names = stmt
+            .query_map([], |r| r.get::<_, String>(0))?
+            .collect::<Result<Vec<_>, _>>()?;
+        for (column, decl) in [
+            ("link", "INTEGER"),
+            ("shared", "INTEGER NOT NULL DEFAULT 0"),
+        ] {
+            if !names.iter().any(|n| n == column) {
+                conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {decl}"))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The schema version that added `request_packs`.

@@ -581,3 +581,205 @@ fn dispatch_and_first_content_records_of_schema_8_move_to_their_tables() {
         .unwrap();
     assert_eq!(check, "ok");
 }
+
+/// The lines of a run whose dispatch and first-content records repeat
+/// their request's fields (migrations/0014), and some that do not.
+const SHARING_LINES: [&str; 9] = [
+    r#"{"event_type": "infer.session", "schema_version": 1, "session_id": "s", "status": "running", "timestamp_ns": 1}"#,
+    r#"{"case_id": "c", "event_type": "infer.dispatch", "intended_at_ns": 10, "phase": "measured", "request_id": "r0", "schema_version": 1, "session_id": "s", "started_at_ns": 11, "timestamp_ns": 11, "x_request_id": "x0"}"#,
+    r#"{"case_id": "c", "event_type": "infer.first_content", "first_content_at_ns": 15, "phase": "measured", "request_id": "r0", "schema_version": 1, "session_id": "s", "timestamp_ns": 15, "x_request_id": "x0"}"#,
+    r#"{"case_id": 7, "event_type": "infer.dispatch", "intended_at_ns": 20, "phase": null, "request_id": "r1", "schema_version": 2, "session_id": "s", "started_at_ns": 22, "timestamp_ns": 22, "x_request_id": "other"}"#,
+    r#"{"case_id": "c", "event_type": "infer.request", "intended_at_ns": 10, "phase": "measured", "request_id": "r0", "schema_version": 1, "session_id": "s", "started_at_ns": 11, "status": "ok", "timestamp_ns": 11, "x_request_id": "x0"}"#,
+    r#"{"case_id": "c", "event_type": "infer.request", "intended_at_ns": 20, "phase": "warmup", "request_id": "r1", "schema_version": 1, "session_id": "s", "started_at_ns": 21, "status": "ok", "timestamp_ns": 21, "x_request_id": "x1"}"#,
+    r#"{"case_id": "c", "event_type": "infer.dispatch", "intended_at_ns": 30, "phase": "measured", "request_id": "r0", "schema_version": 1, "session_id": "s", "started_at_ns": 31, "timestamp_ns": 31, "x_request_id": "x0"}"#,
+    r#"{"event_type": "infer.first_content", "first_content_at_ns": 40, "request_id": "lost", "schema_version": 1}"#,
+    r#"{"event_type": "infer.summary", "schema_version": 1, "summary": {}}"#,
+];
+
+/// Every row of a query, as SQL values.
+fn all_rows(c: &Connection, sql: &str) -> Vec<Vec<crate::db::SqlValue>> {
+    let mut stmt = c.prepare(sql).unwrap();
+    let n = stmt.column_count();
+    stmt.query_map([], |r| (0..n).map(|i| r.get(i)).collect())
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// Every record of run `s` read back is the line it came from.
+fn assert_records_are(conn: &Connection, lines: &[&str]) {
+    let back = crate::db::store::raw_records(conn, "s").unwrap();
+    let seqs: Vec<i64> = back.iter().map(|(s, _)| *s).collect();
+    assert_eq!(seqs, (0..lines.len() as i64).collect::<Vec<_>>());
+    for ((_, got), line) in back.iter().zip(lines) {
+        assert_eq!(
+            crate::py::json::dumps_compact(got),
+            crate::py::json::dumps_compact(&crate::py::json::parse(line).unwrap())
+        );
+    }
+}
+
+/// A kept database stores NULL for a dispatch's or first content's field
+/// its request row holds (same type, same value) and reads it from there:
+/// the records, the views and the execution block's map see every value.
+#[test]
+fn dispatches_and_first_contents_share_their_request_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifact = dir.path().join("a.jsonl");
+    std::fs::write(&artifact, SHARING_LINES.join("\n") + "\n").unwrap();
+    let path = dir.path().join("kept.db");
+    let mut conn = crate::db::open(&path, crate::db::Mode::ReadWrite).unwrap();
+    crate::ingest::ingest_path(&mut conn, &artifact, &Default::default()).unwrap();
+    let stored = all_rows(
+        &conn,
+        "SELECT seq, link, shared, session_id, request_id, x_request_id, phase, started_at_ns
+         FROM dispatches ORDER BY seq",
+    );
+    use crate::db::SqlValue::{Integer as I, Null as N, Text as T};
+    assert_eq!(
+        stored,
+        [
+            // All nine fields are the request's.
+            vec![I(1), I(4), I(511), N, N, N, N, N],
+            // Only session_id, request_id and intended_at_ns; a case_id of
+            // another type and a null phase stay the dispatch's.
+            vec![I(3), I(5), I(70), N, N, T("other".into()), N, I(22)],
+            // Its request came before it: nothing shared.
+            vec![
+                I(6),
+                N,
+                I(0),
+                T("s".into()),
+                T("r0".into()),
+                T("x0".into()),
+                T("measured".into()),
+                I(31)
+            ],
+        ]
+    );
+    let firsts = all_rows(
+        &conn,
+        "SELECT seq, link, shared, first_content_at_ns, timestamp_ns FROM first_contents ORDER BY seq",
+    );
+    // schema_version .. phase; timestamp_ns 15 is not the request's 11.
+    assert_eq!(firsts[0], [I(2), I(4), I(63), I(15), I(15)]);
+    assert_eq!(firsts[1], [I(7), N, I(0), I(40), N]);
+    assert_records_are(&conn, &SHARING_LINES);
+    let view = all_rows(
+        &conn,
+        "SELECT seq, case_id, phase, request_id, x_request_id, dispatch_lag_ms FROM v_dispatches ORDER BY seq",
+    );
+    assert_eq!(
+        view[0],
+        [
+            I(1),
+            T("c".into()),
+            T("measured".into()),
+            T("r0".into()),
+            T("x0".into()),
+            crate::db::SqlValue::Real(1e-6)
+        ]
+    );
+    assert_eq!(
+        view[1][..5],
+        [I(3), N, N, T("r1".into()), T("other".into())]
+    );
+    let firsts = all_rows(
+        &conn,
+        "SELECT seq, case_id, request_id, x_request_id, first_content_at_ms FROM v_first_contents ORDER BY seq",
+    );
+    assert_eq!(
+        firsts[0],
+        [I(2), T("c".into()), T("r0".into()), T("x0".into()), I(0)]
+    );
+    let map = all_rows(
+        &conn,
+        "SELECT d.seq, iif(d.shared & 4, r.request_id, d.request_id) FROM dispatches d
+         LEFT JOIN requests r ON d.shared <> 0 AND r.run_id = d.run_id AND r.seq = d.link ORDER BY d.seq",
+    );
+    assert_eq!(map[0], [I(1), T("r0".into())]);
+    // The request-to-case map's query reads the shared values too.
+    let q = crate::sql::EXECUTION_CASE_REQUESTS;
+    let mut stmt = conn.prepare(q.sql).unwrap();
+    let ids: Vec<Option<String>> = stmt
+        .query_map([("s")], |r| r.get(1))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(ids.iter().filter(|i| i.as_deref() == Some("r0")).count(), 3);
+}
+
+/// A database written by schema 13 keeps its dispatch and first-content
+/// rows whole through 0014 (`shared` 0): they read back as they did, the
+/// same records and view rows a fresh ingest of the file gives.
+#[test]
+fn dispatch_rows_of_schema_13_read_back_the_same_after_0014() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifact = dir.path().join("a.jsonl");
+    let lines = &SHARING_LINES[..6];
+    std::fs::write(&artifact, lines.join("\n") + "\n").unwrap();
+    let fresh_path = dir.path().join("fresh.db");
+    let mut fresh = crate::db::open(&fresh_path, crate::db::Mode::ReadWrite).unwrap();
+    crate::ingest::ingest_path(&mut fresh, &artifact, &Default::default()).unwrap();
+    let old = dir.path().join("v13.db");
+    old_database(
+        &old,
+        13,
+        r#"INSERT INTO runs (run_id, ingested_at) VALUES ('s', 'now');
+         INSERT INTO sessions (run_id, seq, schema_version, session_id, status, timestamp_ns)
+         VALUES ('s', 0, 1, 's', 'running', 1);"#,
+    );
+    // The other rows as schema 13's ingest wrote them: every value in the
+    // row (0014's layout read back whole through its load queries).
+    {
+        let conn = Connection::open(&old).unwrap();
+        conn.execute_batch(&format!("ATTACH '{}' AS f", fresh_path.display()))
+            .unwrap();
+        conn.execute_batch("INSERT INTO requests SELECT * FROM f.requests")
+            .unwrap();
+        for (table, q) in [
+            ("dispatches", crate::sql::LOAD_DISPATCHES),
+            ("first_contents", crate::sql::LOAD_FIRST_CONTENTS),
+        ] {
+            let cols = q
+                .sql
+                .lines()
+                .find_map(|l| l.strip_prefix("-- Columns: "))
+                .unwrap();
+            let body = q
+                .sql
+                .replace(&format!("FROM {table} "), &format!("FROM f.{table} "))
+                .replace("JOIN requests ", "JOIN f.requests ")
+                .replace(":run_id", "'s'");
+            conn.execute_batch(&format!(
+                "INSERT INTO {table} (run_id, {cols}) SELECT 's', * FROM ({body})"
+            ))
+            .unwrap();
+        }
+    }
+    let conn = crate::db::open(&old, crate::db::Mode::ReadWrite).unwrap();
+    let v: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, crate::db::SCHEMA_VERSION);
+    let shared = all_rows(
+        &conn,
+        "SELECT shared, link FROM dispatches UNION ALL SELECT shared, link FROM first_contents",
+    );
+    assert!(
+        shared
+            .iter()
+            .all(|r| r[0] == crate::db::SqlValue::Integer(0)),
+        "{shared:?}"
+    );
+    assert_records_are(&conn, lines);
+    assert_records_are(&fresh, lines);
+    for view in ["v_dispatches", "v_first_contents"] {
+        let sql = format!("SELECT * FROM {view} ORDER BY seq");
+        assert_eq!(all_rows(&conn, &sql), all_rows(&fresh, &sql), "{view}");
+    }
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+}

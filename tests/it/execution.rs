@@ -190,7 +190,8 @@ fn the_migration_fills_the_aggregates_of_stored_runs() {
         .trim_end_matches(')')
         .parse()
         .unwrap();
-    sql(&db, &format!("PRAGMA user_version = {}", version - 1));
+    // 0013 and 0014 (which applies again to its own columns) run again.
+    sql(&db, &format!("PRAGMA user_version = {}", version - 2));
     let out = run_in(&dir, &["migrate", "--db", db_s]);
     assert!(
         out.status.success(),

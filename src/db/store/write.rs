@@ -2,6 +2,7 @@
 //! the migrations that rewrite stored rows (typed tables, wide integers).
 #[allow(unused_imports)]
 use super::*;
+use std::collections::HashMap;
 
 /// Where a raw record is stored.
 pub fn table_for(raw: &Map<String, Value>, transport: bool) -> Option<&'static TableSpec> {
@@ -60,6 +61,102 @@ pub struct Writer<'c> {
     /// Whether every record is stored (a kept database), or only what a
     /// report reads ([`Writer::report_only`]).
     keep_all: bool,
+    /// The dispatch and first-content rows waiting for their request row.
+    sharing: Sharing,
+}
+
+/// Which fields a dispatch or first-content row shares with its request row
+/// (migrations/0014), and the rows waiting for that row: an artifact writes
+/// a request's `infer.dispatch` and `infer.first_content` before its
+/// `infer.request`. A kept database only; a scratch one stores no request rows.
+struct Sharing {
+    /// The `requests` table's slot and its `request_id` field.
+    requests: usize,
+    request_id: usize,
+    /// Per table slot: for a table whose rows share fields, its `request_id`
+    /// field and, per field, the request field of the same name.
+    tables: Vec<Option<(usize, Vec<Option<usize>>)>>,
+    /// Rows by request_id, in file order: (slot, seq, row).
+    pending: HashMap<Vec<u8>, Vec<(usize, i64, Row)>>,
+}
+
+/// The tables whose rows share fields with their request row.
+const SHARING_TABLES: [&str; 2] = ["dispatches", "first_contents"];
+
+impl Sharing {
+    fn new(requests: usize) -> Result<Self, DbError> {
+        let field = |spec: &TableSpec, name: &str| spec.fields.iter().position(|(k, _)| *k == name);
+        let request_spec = &TABLES[requests];
+        let request_id = field(request_spec, "request_id")
+            .ok_or_else(|| DbError::Other("requests: no request_id".into()))?;
+        let tables = TABLES
+            .iter()
+            .map(|spec| {
+                if !SHARING_TABLES.contains(&spec.table) {
+                    return None;
+                }
+                let own = field(spec, "request_id")?;
+                let with = spec
+                    .fields
+                    .iter()
+                    .map(|(name, _)| field(request_spec, name))
+                    .collect();
+                Some((own, with))
+            })
+            .collect();
+        Ok(Sharing {
+            requests,
+            request_id,
+            tables,
+            pending: HashMap::new(),
+        })
+    }
+}
+
+/// The text a row's field `i` holds, if it holds one.
+fn text_of(row: &Row, i: usize) -> Option<&[u8]> {
+    match row.fields.get(i)?.bind(&row.line) {
+        ValueRef::Text(t) => Some(t),
+        _ => None,
+    }
+}
+
+/// Whether two bound values are the same SQL value (type and value): only
+/// text and integers are shared.
+fn same(a: ValueRef, b: ValueRef) -> bool {
+    match (a, b) {
+        (ValueRef::Integer(x), ValueRef::Integer(y)) => x == y,
+        (ValueRef::Text(x), ValueRef::Text(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// Leaves out of `row` the values its request row `req` holds (NULL in their
+/// columns) and returns their bits: bit 0 the schema version, bit i + 1
+/// field i (`with[i]`: the request field of the same name).
+fn share(row: &mut Row, req: &Row, with: &[Option<usize>]) -> i64 {
+    let mut mask = 0;
+    if same(
+        row.schema_version.bind(&row.line),
+        req.schema_version.bind(&req.line),
+    ) {
+        row.schema_version = Field::Null;
+        mask |= 1;
+    }
+    for (i, w) in with.iter().enumerate() {
+        let (Some(j), true) = (*w, i < 62) else {
+            continue;
+        };
+        let shared = match (row.fields.get(i), req.fields.get(j)) {
+            (Some(f), Some(g)) => same(f.bind(&row.line), g.bind(&req.line)),
+            _ => false,
+        };
+        if shared {
+            row.fields[i] = Field::Null;
+            mask |= 2 << i;
+        }
+    }
+    mask
 }
 
 /// What no report reads (no analysis pass reads these record types):
@@ -87,6 +184,10 @@ pub(super) struct Target<'c> {
     many: Option<Insert<'c>>,
     /// Rows not yet written, in order.
     queued: Vec<(i64, Row)>,
+    /// For a table whose rows share fields with their request row
+    /// ([`SHARING_TABLES`]): each queued row's request seq and shared bits
+    /// (0, 0: none).
+    links: Option<Vec<(i64, i64)>>,
 }
 
 impl<'c> Target<'c> {
@@ -94,20 +195,52 @@ impl<'c> Target<'c> {
     /// insert prepared.
     fn new(conn: &'c Connection, spec: Option<&'static TableSpec>) -> Result<Self, DbError> {
         let q = Self::query_of(spec);
+        let shares = spec.is_some_and(|s| SHARING_TABLES.contains(&s.table));
         Ok(Target {
             spec,
             one: Insert::prepare(conn, q.sql).map_err(DbError::query(q))?,
             many: None,
             queued: Vec::new(),
+            links: shares.then(Vec::new),
         })
     }
 
     fn query_of(spec: Option<&'static TableSpec>) -> &'static Query {
-        spec.map_or(&sql::INGEST_INSERT_RECORD, |s| &s.insert)
+        match spec.map(|s| s.table) {
+            None => &sql::INGEST_INSERT_RECORD,
+            Some("dispatches") => &sql::INSERT_DISPATCHES_SHARED,
+            Some("first_contents") => &sql::INSERT_FIRST_CONTENTS_SHARED,
+            Some(_) => spec.map_or(&sql::INGEST_INSERT_RECORD, |s| &s.insert),
+        }
     }
 
     fn query(&self) -> &'static Query {
         Self::query_of(self.spec)
+    }
+}
+
+/// Runs `insert` once for `rows` (as many as its rows of parameters), each
+/// row followed by its request seq and shared bits where `links` has them.
+fn store_linked(
+    insert: &mut Insert,
+    spec: Option<&TableSpec>,
+    run_id: &str,
+    rows: &[(i64, Row)],
+    links: Option<&[(i64, i64)]>,
+) -> rusqlite::Result<()> {
+    match (spec, links) {
+        (Some(_), Some(links)) => insert.run_with(|b| {
+            for ((seq, row), &(link, shared)) in rows.iter().zip(links) {
+                push_values(b, run_id, false, *seq, row);
+                b.push(if shared == 0 {
+                    ValueRef::Null
+                } else {
+                    ValueRef::Integer(link)
+                });
+                b.push(ValueRef::Integer(shared));
+            }
+        }),
+        _ => store_rows(insert, spec, run_id, rows),
     }
 }
 
@@ -322,7 +455,9 @@ impl<'c> Writer<'c> {
             .position(|t| t.table == "requests")
             .ok_or_else(|| DbError::Other("no requests table".into()))?;
         let pack = RequestPacker::new(conn, table)?;
+        let sharing = Sharing::new(table)?;
         Ok(Writer {
+            sharing,
             run_id: run_id.to_owned(),
             pack,
             targets,
@@ -377,11 +512,44 @@ impl<'c> Writer<'c> {
                 self.facts.note(seq, row.event_type.as_deref(), body);
             }
         }
+        if self.keep_all {
+            if let Some(Some((own, _))) = self.sharing.tables.get(slot) {
+                if let Some(key) = text_of(&row, *own) {
+                    // Waits for its request row (or the end).
+                    let key = key.to_vec();
+                    self.sharing
+                        .pending
+                        .entry(key)
+                        .or_default()
+                        .push((slot, seq, row));
+                    return Ok(());
+                }
+            } else if slot == self.sharing.requests && !self.sharing.pending.is_empty() {
+                let waiting = text_of(&row, self.sharing.request_id)
+                    .and_then(|key| self.sharing.pending.remove(key));
+                for (at, s, mut r) in waiting.unwrap_or_default() {
+                    let mask = match self.sharing.tables.get(at) {
+                        Some(Some((_, with))) => share(&mut r, &row, with),
+                        _ => 0,
+                    };
+                    self.queue(at, s, r, (seq, mask))?;
+                }
+            }
+        }
+        self.queue(slot, seq, row, (0, 0))
+    }
+
+    /// Queues a row for target `slot` (with its request seq and shared
+    /// bits, for a table that has them), storing the queue once full.
+    fn queue(&mut self, slot: usize, seq: i64, row: Row, link: (i64, i64)) -> Result<(), DbError> {
         let target = self
             .targets
             .get_mut(slot)
             .ok_or_else(|| DbError::Other(format!("no table {slot}")))?;
         target.queued.push((seq, row));
+        if let Some(links) = target.links.as_mut() {
+            links.push(link);
+        }
         if target.queued.len() >= ROWS_PER_INSERT {
             self.store_queued(slot)?;
         }
@@ -394,6 +562,7 @@ impl<'c> Writer<'c> {
         let target = &mut self.targets[slot];
         let query = target.query();
         let rows = std::mem::take(&mut target.queued);
+        let links = target.links.take();
         if rows.len() == ROWS_PER_INSERT {
             if target.many.is_none() {
                 let sql = insert_of_rows(query.sql, ROWS_PER_INSERT).ok_or_else(|| {
@@ -403,16 +572,17 @@ impl<'c> Writer<'c> {
                     Some(Insert::prepare(self.conn, &sql).map_err(DbError::query(query))?);
             }
             if let Some(many) = target.many.as_mut() {
-                store_rows(many, target.spec, &self.run_id, &rows)
+                store_linked(many, target.spec, &self.run_id, &rows, links.as_deref())
                     .map_err(DbError::query(query))?;
             }
         } else {
-            for row in &rows {
-                store_rows(
+            for (i, row) in rows.iter().enumerate() {
+                store_linked(
                     &mut target.one,
                     target.spec,
                     &self.run_id,
                     std::slice::from_ref(row),
+                    links.as_ref().and_then(|l| l.get(i..i + 1)),
                 )
                 .map_err(DbError::query(query))?;
             }
@@ -428,12 +598,22 @@ impl<'c> Writer<'c> {
         let mut rows = rows;
         rows.clear();
         self.targets[slot].queued = rows;
+        self.targets[slot].links = links.map(|mut l| {
+            l.clear();
+            l
+        });
         Ok(())
     }
 
     /// Ends the writing: stores the rows still waiting, then the last
     /// segment of the request rows' pack.
     pub fn finish(mut self) -> Result<(), DbError> {
+        // Rows whose request row never came keep all their values.
+        let mut waiting: Vec<_> = self.sharing.pending.drain().flat_map(|(_, v)| v).collect();
+        waiting.sort_by_key(|&(_, seq, _)| seq);
+        for (slot, seq, row) in waiting {
+            self.queue(slot, seq, row, (0, 0))?;
+        }
         for slot in 0..self.targets.len() {
             self.store_queued(slot)?;
         }

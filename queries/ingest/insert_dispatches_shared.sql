@@ -1,0 +1,7 @@
+-- Stores one `infer.dispatch` record of an artifact in `dispatches`, the
+-- fields it shares with its request row left out (migrations/0014).
+-- Parameters: :run_id, :seq, :schema_version, :session_id, :request_id, :x_request_id, :case_id, :phase, :intended_at_ns, :started_at_ns, :timestamp_ns, :nulls, :extra, :link, :shared
+--   (as ingest/insert_dispatches; a field whose bit is set in :shared is
+--   NULL here and read from the request row whose seq is :link).
+INSERT INTO dispatches (run_id, seq, schema_version, session_id, request_id, x_request_id, case_id, phase, intended_at_ns, started_at_ns, timestamp_ns, nulls, extra, link, shared)
+VALUES (:run_id, :seq, :schema_version, :session_id, :request_id, :x_request_id, :case_id, :phase, :intended_at_ns, :started_at_ns, :timestamp_ns, :nulls, :extra, :link, :shared)
