@@ -288,6 +288,10 @@ fn prepare(mut conn: Connection, path: &Path, mode: Mode) -> Result<Connection, 
         source,
     };
     conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
+    // A run's loaders use cached statements: `report --all` loads every run
+    // with the same few dozen queries, and re-parsing them per run was 8% of
+    // its instructions (docs/scale.md). rusqlite keeps 16 by default.
+    conn.set_prepared_statement_cache_capacity(128);
     if mode == Mode::ReadWrite {
         refuse_foreign(&conn, path)?;
     }

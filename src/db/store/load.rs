@@ -11,7 +11,7 @@ pub(super) fn load_table(
     mut each: impl FnMut(i64, &[Sql], i64, Option<&str>, &Sql),
 ) -> Result<(), DbError> {
     let mut stmt = conn
-        .prepare(spec.load.sql)
+        .prepare_cached(spec.load.sql)
         .map_err(DbError::query(&spec.load))?;
     let n = spec.fields.len();
     let mut rows = stmt
@@ -41,7 +41,7 @@ pub(super) fn load_bodies(
     q: &Query,
     run_id: &str,
 ) -> Result<Vec<Positioned>, DbError> {
-    let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
+    let mut stmt = conn.prepare_cached(q.sql).map_err(DbError::query(q))?;
     let rows = stmt
         .query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
             Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
@@ -65,7 +65,7 @@ pub(super) fn load_contexts(
     run_id: &str,
 ) -> Result<Vec<(i64, String, Value)>, DbError> {
     let q = &sql::LOAD_CONTEXTS;
-    let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
+    let mut stmt = conn.prepare_cached(q.sql).map_err(DbError::query(q))?;
     let rows = stmt
         .query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
             Ok((
@@ -216,7 +216,7 @@ pub fn attached_spans(conn: &Connection, run_id: &str) -> Result<Vec<Value>, DbE
     let q = &sql::LOAD_ATTACHED_SPANS;
     let spec =
         tables::spec("vllm_spans").ok_or_else(|| DbError::Other("no vllm_spans table".into()))?;
-    let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
+    let mut stmt = conn.prepare_cached(q.sql).map_err(DbError::query(q))?;
     let n = spec.fields.len();
     let mut rows = stmt
         .query(rusqlite::named_params! {":run_id": run_id})

@@ -409,7 +409,7 @@ pub enum Rows {
 /// A run's pack segments: (number, rows) in order.
 fn pack_segments(conn: &Connection, run_id: &str) -> Result<Vec<(i64, i64)>, DbError> {
     let q = &sql::LOAD_REQUEST_PACK_SEGMENTS;
-    let mut stmt = conn.prepare(q.sql).map_err(DbError::query(q))?;
+    let mut stmt = conn.prepare_cached(q.sql).map_err(DbError::query(q))?;
     stmt.query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
         Ok((r.get(0)?, r.get(1)?))
     })
@@ -609,7 +609,7 @@ impl Segments<'_> {
         part: &mut [Request],
     ) -> Result<Option<(i64, i64)>, DbError> {
         let q = &sql::LOAD_REQUEST_PACK;
-        let mut stmt = self.conn.prepare(q.sql).map_err(DbError::query(q))?;
+        let mut stmt = self.conn.prepare_cached(q.sql).map_err(DbError::query(q))?;
         let mut rows = stmt
             .query(rusqlite::named_params! {
                 ":run_id": self.run_id,
