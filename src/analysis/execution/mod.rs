@@ -337,6 +337,12 @@ pub fn block(inputs: &Inputs<'_>) -> Value {
     if let Err(e) = check_stored(&events, &facts[resolved..]) {
         return unresolved(e, imports);
     }
+    // No import and no imported step: the block is `{"available": false}`
+    // whatever the requests' cases are ([`assemble`]), so the map of every
+    // request to its case is not built (most runs have no execution data).
+    if imports.is_empty() && !facts.iter().any(imported_step) {
+        return json!({"available": false});
+    }
     let cases = cases_by_request(inputs);
     assemble(figures(&facts, &cases), imports, skipped)
 }
@@ -416,6 +422,12 @@ pub fn figures(facts: &[fact::Fact<'_>], cases: &CaseMap<'_>) -> Value {
         "unmeasured": unmeasured,
         "gpu": gpu,
     })
+}
+
+/// Whether a fact is one of the steps [`figures`] counts as `imported`: an
+/// iteration the import brought, with the request it ran for.
+fn imported_step(f: &fact::Fact<'_>) -> bool {
+    f.kind == event::Kind::Iteration && f.scope.source == IMPORT_SOURCE && f.main.is_some()
 }
 
 /// The block from the facts' [`figures`], the imports and the records the
