@@ -453,11 +453,11 @@ fn fast(line: &str, members: &[scan::Member], shapes: &mut Shapes, keep: Keep) -
         });
     };
     let spec: &TableSpec = &TABLES[ti];
-    if keep == Keep::Report {
+    if keep == Keep::Report && crate::db::store::unread_event(spec.event_type) {
         // A record no report reads (`db::store::unread_by_report`, by which
         // the writer drops its row): the scan checked the line, nothing
         // else is needed of it.
-        let empty = Row {
+        return Some(Row {
             line: String::new(),
             table: Some(ti),
             event_type: None,
@@ -468,11 +468,7 @@ fn fast(line: &str, members: &[scan::Member], shapes: &mut Shapes, keep: Keep) -
             nulls: 0,
             extra: None,
             facts,
-        };
-        if crate::db::store::unread_by_report(&empty) {
-            return Some(empty);
-        }
-        facts = empty.facts;
+        });
     }
     // An `infer.dispatch` for a report keeps only the fields it reads.
     let trim = keep == Keep::Report && spec.table == "dispatches";

@@ -168,9 +168,14 @@ pub(crate) fn unread_by_report(row: &Row) -> bool {
         Some(t) => Some(TABLES[t].event_type),
         None => row.event_type.as_deref(),
     };
+    event_type.is_some_and(unread_event)
+}
+
+/// Whether no report reads records of this event type ([`unread_by_report`]).
+pub(crate) fn unread_event(event_type: &str) -> bool {
     matches!(
         event_type,
-        Some("infer.first_content") | Some("infer.phase_start") | Some("infer.summary")
+        "infer.first_content" | "infer.phase_start" | "infer.summary"
     )
 }
 
