@@ -331,6 +331,23 @@ impl Batch {
         self.rows = 0;
     }
 
+    /// Makes room for `rows` more rows (text columns at `text_bytes` bytes a
+    /// value), so that filling a batch does not grow every column by
+    /// doubling, a copy of it each time.
+    pub fn reserve(&mut self, rows: usize, text_bytes: usize) {
+        for col in &mut self.columns {
+            col.defined.reserve(rows);
+            match &mut col.values {
+                Values::Int(v) => v.reserve(rows),
+                Values::Real(v) => v.reserve(rows),
+                Values::Text { data, ends } => {
+                    ends.reserve(rows);
+                    data.reserve(rows.saturating_mul(text_bytes));
+                }
+            }
+        }
+    }
+
     /// Sets column `i` of the row being added. Every column is set once per
     /// row, in order, then `end_row` counts it. An integer in a REAL column
     /// is the same number and goes in as one; any other mismatch is refused.

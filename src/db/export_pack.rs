@@ -302,6 +302,11 @@ where
         if number != next_segment {
             return Ok(None);
         }
+        if next_segment == 0 {
+            // Most runs are one batch: room for it at once.
+            let rows = usize::try_from(listed).unwrap_or(0).min(BATCH_ROWS);
+            batch.reserve(rows, 16);
+        }
         next_segment += 1;
         let segment = match pack::segment(body, &names) {
             Ok(s) if usize::try_from(listed).ok() == Some(s.rows) => s,
