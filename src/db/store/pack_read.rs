@@ -74,13 +74,14 @@ pub(super) fn load_requests(
 
 /// Makes `out` n blank requests, written by the pool's threads (growing by
 /// doubling would hold two copies of the array at its largest). The cost is
-/// first touching the memory, 90 MB for 300,000 requests.
+/// first touching the memory, 90 MB for 300,000 requests: its pages are
+/// mapped first, in one call per thread ([`map_pages`]), instead of one
+/// fault per 4 KiB page as the blanks are written.
 pub(super) fn blank_slots(out: &mut Vec<Request>, n: usize) {
     use rayon::prelude::*;
     out.clear();
-    // The run's one large array: on huge pages, first touching it costs
-    // a sixth as much (see `HugePages`).
-    let _huge = crate::util::HugePages::allow();
+    out.reserve_exact(n);
+    map_pages(out.spare_capacity_mut());
     // Each job clones a blank of its own: one shared blank's symbols would
     // have both threads counting references on the same few cache lines,
     // here and again when the fill replaces them.
@@ -89,6 +90,56 @@ pub(super) fn blank_slots(out: &mut Vec<Request>, n: usize) {
             .into_par_iter()
             .map_init(|| Request::empty(0), |blank, _| blank.clone()),
     );
+}
+
+/// Maps the pages under `room` (memory not yet written) ahead of their
+/// first write, in a few `madvise(MADV_POPULATE_WRITE)` calls on the pool's
+/// threads. On the virtual machines we measure on, 100 MB took 50-56 ms so,
+/// against 77-121 ms faulted in page by page, and 290-390 ms on huge pages
+/// (the slots' pages before): a free 2 MiB block is soon handed back to the
+/// host (free page reporting), so a huge page is fast only when a process
+/// freed it a moment before, as in back-to-back runs (14-22 ms), and first
+/// touching a large run's slots was the superlinear part of a 300,000-request
+/// load (docs/performance.md). Where the call is not known (a kernel before
+/// 5.14, another system), the pages fault in as they are written.
+fn map_pages<T>(room: &mut [std::mem::MaybeUninit<T>]) {
+    #[cfg(target_os = "linux")]
+    {
+        use rayon::prelude::*;
+        const PAGE: usize = 4096;
+        let start = room.as_mut_ptr() as usize;
+        let end = start + std::mem::size_of_val(room);
+        // Whole pages inside the allocation only.
+        let (first, last) = (start.div_ceil(PAGE) * PAGE, end / PAGE * PAGE);
+        if last <= first {
+            return;
+        }
+        let pages = (last - first) / PAGE;
+        let parts = rayon::current_num_threads().clamp(1, 8);
+        let per = pages.div_ceil(parts).max(1);
+        (0..parts).into_par_iter().for_each(|k| {
+            let from = first + (k * per).min(pages) * PAGE;
+            let to = first + ((k + 1) * per).min(pages) * PAGE;
+            if to > from {
+                populate(from, to - from);
+            }
+        });
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = room;
+}
+
+/// `madvise(addr, len, MADV_POPULATE_WRITE)`; a refusal changes nothing.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn populate(addr: usize, len: usize) {
+    // SAFETY: [addr, addr + len) is whole pages inside the spare capacity
+    // of a live Vec this thread's caller holds mutably: memory this process
+    // owns and that nothing reads before writing it. MADV_POPULATE_WRITE
+    // only maps those pages writable (as a write fault would, zero-filled
+    // where not yet mapped); it neither frees, moves nor changes any byte
+    // that is already there, and fails harmlessly (EINVAL on older kernels).
+    let _ = unsafe { libc::madvise(addr as *mut libc::c_void, len, libc::MADV_POPULATE_WRITE) };
 }
 
 /// Rows read in key order arrive sorted by sequence number; sorted anyway
