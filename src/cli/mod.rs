@@ -219,7 +219,7 @@ pub enum InferCommand {
 
 /// Runs the command line and returns the process exit status.
 pub fn main() -> ExitCode {
-    // Huge pages only where asked for (util::HugePages).
+    // No transparent huge pages (util::small_pages says why).
     crate::util::small_pages();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,

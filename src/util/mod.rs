@@ -1,5 +1,5 @@
 //! Small helpers shared by the commands, one concept per file: dates,
-//! hashing, the progress bar, terminal tables, huge pages, timings and
+//! hashing, the progress bar, terminal tables, the small-pages switch, timings and
 //! human units. The items are re-exported here so `crate::util::name`
 //! keeps working.
 
@@ -14,7 +14,7 @@ pub mod timings;
 pub use dates::{iso8601_utc, iso8601_utc_signed};
 pub use hashing::{sha256_bytes, sha256_file};
 pub use human::{human_bytes, human_seconds};
-pub use pages::{small_pages, HugePages};
+pub use pages::small_pages;
 pub use progress::progress_bar;
 pub use table::{pad, printable, table};
 pub use timings::Phases;
