@@ -17,15 +17,15 @@ fn session_line() -> String {
     text
 }
 
-/// Rows of a table stored in batches of [`ROWS_PER_INSERT`], the rest
-/// one by one, with rows of other tables in between, are the rows of
-/// the file, in order.
+/// Rows of a table stored in batches of [`ROWS_PER_INSERT`], the rest in
+/// batches of [`ROWS_PER_SHORT_INSERT`] and then one by one, with rows of
+/// other tables in between, are the rows of the file, in order.
 #[test]
 fn rows_stored_in_batches_keep_their_order_and_values() {
     let dir = tempfile::tempdir().unwrap();
     let artifact = dir.path().join("mixed.jsonl");
     let mut text = session_line();
-    let n = 2 * ROWS_PER_INSERT + 5;
+    let n = 2 * ROWS_PER_INSERT + ROWS_PER_SHORT_INSERT + 5;
     for i in 0..n {
         text.push_str(&format!(
             r#"{{"event_type": "infer.request", "schema_version": 1, "session_id": "s", "request_id": "r{i}", "case_id": "c", "status": "{}", "ttft_ms": {}, "request_index": {i}}}"#,

@@ -52,9 +52,11 @@ mod tests {
             .chain([&sql::INGEST_INSERT_RECORD])
         {
             let one = conn.prepare(q.sql).unwrap().parameter_count();
-            let many = insert_of_rows(q.sql, ROWS_PER_INSERT).expect(q.name);
-            let stmt = conn.prepare(&many).expect(q.name);
-            assert_eq!(stmt.parameter_count(), one * ROWS_PER_INSERT, "{}", q.name);
+            for rows in [ROWS_PER_INSERT, ROWS_PER_SHORT_INSERT] {
+                let many = insert_of_rows(q.sql, rows).expect(q.name);
+                let stmt = conn.prepare(&many).expect(q.name);
+                assert_eq!(stmt.parameter_count(), one * rows, "{}", q.name);
+            }
         }
     }
 }
