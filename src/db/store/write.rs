@@ -234,6 +234,28 @@ impl<'c> Target<'c> {
     fn query(&self) -> &'static Query {
         Self::query_of(self.spec)
     }
+
+    /// Its insert of `size` rows: one, [`ROWS_PER_SHORT_INSERT`] or
+    /// [`ROWS_PER_INSERT`] (the two batched ones prepared when first asked
+    /// for).
+    fn insert_of(&mut self, conn: &'c Connection, size: usize) -> Result<&mut Insert<'c>, DbError> {
+        let query = self.query();
+        let slot = match size {
+            ROWS_PER_INSERT => &mut self.many,
+            ROWS_PER_SHORT_INSERT => &mut self.some,
+            _ => return Ok(&mut self.one),
+        };
+        let insert = match slot.take() {
+            Some(insert) => insert,
+            None => {
+                let sql = insert_of_rows(query.sql, size).ok_or_else(|| {
+                    DbError::Other(format!("{}: not a one-row VALUES insert", query.name))
+                })?;
+                Insert::prepare(conn, &sql).map_err(DbError::query(query))?
+            }
+        };
+        Ok(slot.insert(insert))
+    }
 }
 
 /// Runs `insert` once for `rows` (as many as its rows of parameters), each
@@ -573,50 +595,31 @@ impl<'c> Writer<'c> {
         Ok(())
     }
 
-    /// Stores the rows waiting for target `slot`: one statement for a full
-    /// batch, one per row otherwise.
+    /// Stores the rows waiting for target `slot`: [`ROWS_PER_INSERT`] a
+    /// statement, what is left [`ROWS_PER_SHORT_INSERT`] a statement, then
+    /// one a statement.
     fn store_queued(&mut self, slot: usize) -> Result<(), DbError> {
         let target = &mut self.targets[slot];
         let query = target.query();
         let rows = std::mem::take(&mut target.queued);
         let links = target.links.take();
         let mut at = 0;
-        for (size, short) in [(ROWS_PER_INSERT, false), (ROWS_PER_SHORT_INSERT, true)] {
-            while rows.len() - at >= size {
-                let insert = if short {
-                    &mut target.some
-                } else {
-                    &mut target.many
-                };
-                if insert.is_none() {
-                    let sql = insert_of_rows(query.sql, size).ok_or_else(|| {
-                        DbError::Other(format!("{}: not a one-row VALUES insert", query.name))
-                    })?;
-                    *insert =
-                        Some(Insert::prepare(self.conn, &sql).map_err(DbError::query(query))?);
-                }
-                if let Some(insert) = insert.as_mut() {
-                    store_linked(
-                        insert,
-                        target.spec,
-                        &self.run_id,
-                        &rows[at..at + size],
-                        links.as_ref().and_then(|l| l.get(at..at + size)),
-                    )
-                    .map_err(DbError::query(query))?;
-                }
-                at += size;
-            }
-        }
-        for i in at..rows.len() {
+        while at < rows.len() {
+            let left = rows.len() - at;
+            let size = [ROWS_PER_INSERT, ROWS_PER_SHORT_INSERT]
+                .into_iter()
+                .find(|&size| left >= size)
+                .unwrap_or(1);
+            let spec = target.spec;
             store_linked(
-                &mut target.one,
-                target.spec,
+                target.insert_of(self.conn, size)?,
+                spec,
                 &self.run_id,
-                &rows[i..i + 1],
-                links.as_ref().and_then(|l| l.get(i..i + 1)),
+                &rows[at..at + size],
+                links.as_ref().and_then(|l| l.get(at..at + size)),
             )
             .map_err(DbError::query(query))?;
+            at += size;
         }
         if slot == self.pack.table {
             for (seq, row) in &rows {
