@@ -14,7 +14,7 @@
 use rusqlite::types::ValueRef;
 use rusqlite::{named_params, Connection, OptionalExtension};
 
-use super::export::{ReadError, BATCH_ROWS};
+use super::export::{ReadError, RunCounts, BATCH_ROWS};
 use super::pack::{self, Fields};
 use super::DbError;
 use crate::columnar::{Batch, Cell, CASES, REQUESTS};
@@ -236,6 +236,44 @@ pub struct Served {
     /// from the same rows; None where a value's SQL reading is not plainly
     /// a number or a text: the caller then reads the view.
     pub cases: Option<Batch>,
+    /// The run's `v_runs` request counts from the same rows; None where the
+    /// case summary is not served.
+    pub counts: Option<RunCounts>,
+}
+
+thread_local! {
+    /// The request batch a worker thread filled last, kept for its next run
+    /// (a run's batch is a few MB: made afresh, every page of it faults in
+    /// again).
+    static SPARE: std::cell::RefCell<Option<Batch>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A batch taken from the thread's spare (or made), given back when dropped
+/// unless it grew past a run of ordinary size.
+struct Reused(Batch);
+
+impl Reused {
+    fn take() -> Reused {
+        let mut b = SPARE
+            .with(|s| s.borrow_mut().take())
+            .unwrap_or_else(|| Batch::new(&REQUESTS));
+        b.clear();
+        Reused(b)
+    }
+}
+
+impl Drop for Reused {
+    fn drop(&mut self) {
+        let small = self
+            .0
+            .columns
+            .first()
+            .is_none_or(|c| c.defined.capacity() <= 8192);
+        if small {
+            let b = std::mem::replace(&mut self.0, Batch::new(&REQUESTS));
+            SPARE.with(|s| *s.borrow_mut() = Some(b));
+        }
+    }
 }
 
 /// One run's `v_requests` rows, in seq order, made from its pack, handed to
@@ -284,7 +322,8 @@ where
         .query(named_params! {":run_id": run_id})
         .map_err(db(qr))?;
 
-    let mut batch = Batch::new(&REQUESTS);
+    let mut reused = Reused::take();
+    let batch = &mut reused.0;
     let mut cases = Cases::default();
     let mut total = 0u64;
     let mut next_segment = 0i64;
@@ -332,7 +371,7 @@ where
                 return false;
             }
             last_seq = seq;
-            if push_row(&mut batch, &lay, run_id, run_started, &p, t, &mut owned).is_err() {
+            if push_row(batch, &lay, run_id, run_started, &p, t, &mut owned).is_err() {
                 unserved = true;
                 return false;
             }
@@ -348,7 +387,7 @@ where
             ]);
             if batch.rows() == BATCH_ROWS {
                 total += batch.rows() as u64;
-                if let Err(e) = sink(&batch) {
+                if let Err(e) = sink(batch) {
                     sunk = Some(e);
                     return false;
                 }
@@ -375,8 +414,9 @@ where
     }
     if !batch.is_empty() {
         total += batch.rows() as u64;
-        sink(&batch)?;
+        sink(batch)?;
     }
+    let counts = cases.run_counts();
     let cases = if cases.unserved {
         None
     } else {
@@ -387,6 +427,7 @@ where
     Ok(Some(Served {
         requests: total,
         cases,
+        counts,
     }))
 }
 
@@ -646,6 +687,27 @@ impl Cases {
         Ok(())
     }
 
+    /// The run's `v_runs` counts (queries/export/run.sql) from the groups:
+    /// over the `measured` ones, their distinct case keys (NULL not
+    /// counted), requests, `status = 'ok'` and `status_key <> 'ok'`.
+    fn run_counts(&self) -> Option<RunCounts> {
+        if self.unserved {
+            return None;
+        }
+        let mut c = RunCounts::default();
+        for ((phase, case), g) in &self.groups {
+            if phase.as_deref() != Some(b"measured".as_slice()) {
+                continue;
+            }
+            // One group per (phase, case_key): each a distinct key.
+            c.cases += i64::from(case.is_some());
+            c.requests += g.requests;
+            c.ok += g.ok.unwrap_or(0);
+            c.failed += g.failed.unwrap_or(0);
+        }
+        Some(c)
+    }
+
     /// The rows, ordered as queries/export/cases.sql orders them (phase,
     /// then case_key, NULL first, bytes compared); `windows` holds each
     /// `(case_key, phase)`'s `window_s`. None when not served.
@@ -716,9 +778,23 @@ fn push_row(
     for (i, src) in lay.sources.iter().enumerate() {
         let c = match *src {
             Src::RunId => Cell::Text(run_id),
-            Src::Pack(k) => cell(p.get(k), owned)?,
+            // Text goes in as its bytes: the writer checks them a column
+            // at a time.
+            Src::Pack(k) => match p.get(k) {
+                ValueRef::Text(b) => {
+                    batch.push_bytes(i, b).map_err(|_| Unserved)?;
+                    continue;
+                }
+                v => cell(v, owned)?,
+            },
             Src::PackInt(k) => p.int(k).map_or(Cell::Null, Cell::Int),
-            Src::Rest(k) => cell(t.get_ref(k).map_err(|_| Unserved)?, owned)?,
+            Src::Rest(k) => match t.get_ref(k).map_err(|_| Unserved)? {
+                ValueRef::Text(b) => {
+                    batch.push_bytes(i, b).map_err(|_| Unserved)?;
+                    continue;
+                }
+                v => cell(v, owned)?,
+            },
             Src::RestInt(k) => match t.get_ref(k).map_err(|_| Unserved)? {
                 ValueRef::Integer(x) => Cell::Int(x),
                 _ => Cell::Null,
@@ -730,8 +806,7 @@ fn push_row(
             },
             Src::Stamp(w) => match of(w).and_then(stamp_bytes) {
                 Some(b) => {
-                    let s = std::str::from_utf8(&b).map_err(|_| Unserved)?;
-                    batch.push(i, Cell::Text(s)).map_err(|_| Unserved)?;
+                    batch.push_bytes(i, &b).map_err(|_| Unserved)?;
                     continue;
                 }
                 None => Cell::Null,
@@ -895,6 +970,17 @@ mod tests {
                 let cases = fast_cases(&conn, run).expect("a case summary");
                 let cases: Vec<Batch> = Some(cases).filter(|c| !c.is_empty()).into_iter().collect();
                 assert_same(&cases, &view_cases(&conn, run), run);
+                // The v_runs counts from the same walk are the view's.
+                let counts = for_each_request_batch::<ReadError>(&conn, run, |_| Ok(()))
+                    .unwrap()
+                    .and_then(|s| s.counts)
+                    .expect("counts");
+                let base = super::super::export::run_base(&conn, run).unwrap().unwrap();
+                assert_eq!(
+                    Some(base.with_counts(counts)),
+                    super::super::export::run_row_of(&conn, run).unwrap(),
+                    "{run}"
+                );
                 served += 1;
                 rows += fast.iter().map(Batch::rows).sum::<usize>();
             }
