@@ -397,12 +397,7 @@ impl Batch {
             col.defined.push(true);
             return Ok(());
         }
-        Err(TypeMismatch {
-            table: self.table.name,
-            column: self.table.columns[i].name,
-            found: "text",
-            expected: self.table.columns[i].kind,
-        })
+        Err(self.mismatch(i, &Cell::Text("")))
     }
 
     /// Sets column `i` of the row being added. Every column is set once per
@@ -411,43 +406,37 @@ impl Batch {
     #[inline]
     pub fn push(&mut self, i: usize, cell: Cell<'_>) -> Result<(), TypeMismatch> {
         let col = &mut self.columns[i];
-        let found = match (&mut col.values, cell) {
+        match (&mut col.values, cell) {
             (_, Cell::Null) => {
                 col.defined.push(false);
                 return Ok(());
             }
-            (Values::Int(v), Cell::Int(x)) => {
-                v.push(x);
-                None
-            }
-            (Values::Real(v), Cell::Real(x)) => {
-                v.push(x);
-                None
-            }
-            (Values::Real(v), Cell::Int(x)) => {
-                v.push(x as f64);
-                None
-            }
+            (Values::Int(v), Cell::Int(x)) => v.push(x),
+            (Values::Real(v), Cell::Real(x)) => v.push(x),
+            (Values::Real(v), Cell::Int(x)) => v.push(x as f64),
             (Values::Text { data, ends }, Cell::Text(s)) => {
                 data.extend_from_slice(s.as_bytes());
                 ends.push(data.len());
-                None
             }
-            (_, Cell::Int(_)) => Some("integer"),
-            (_, Cell::Real(_)) => Some("real"),
-            (_, Cell::Text(_)) => Some("text"),
-        };
-        match found {
-            None => {
-                col.defined.push(true);
-                Ok(())
-            }
-            Some(found) => Err(TypeMismatch {
-                table: self.table.name,
-                column: self.table.columns[i].name,
-                found,
-                expected: self.table.columns[i].kind,
-            }),
+            (_, cell) => return Err(self.mismatch(i, &cell)),
+        }
+        col.defined.push(true);
+        Ok(())
+    }
+
+    /// Why `cell` cannot go into column `i` (out of the way of the pushes).
+    #[cold]
+    #[inline(never)]
+    fn mismatch(&self, i: usize, cell: &Cell<'_>) -> TypeMismatch {
+        TypeMismatch {
+            table: self.table.name,
+            column: self.table.columns[i].name,
+            found: match cell {
+                Cell::Int(_) => "integer",
+                Cell::Real(_) => "real",
+                Cell::Text(_) | Cell::Null => "text",
+            },
+            expected: self.table.columns[i].kind,
         }
     }
 

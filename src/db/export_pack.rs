@@ -187,45 +187,77 @@ pub fn sqlite_stamp(ns: i64) -> Option<String> {
 /// range SQLite accepts holds years 0 to 9999 only), without the formatter
 /// or an allocation: the export makes two per row.
 fn stamp_bytes(ns: i64) -> Option<[u8; 24]> {
-    let s = ns as f64 / 1e9;
-    let r = s * 1000.0 + 210_866_760_000_000.0;
-    if !(0.0..464_269_060_800_000.0).contains(&r) {
-        return None;
-    }
-    let jd = (r + 0.5) as i64;
-    // computeYMD
-    let z = ((jd + 43_200_000) / 86_400_000) as i32;
-    let a = ((f64::from(z) - 1_867_216.25) / 36_524.25) as i32;
-    let a = z + 1 + a - (a / 4);
-    let b = a + 1524;
-    let c = ((f64::from(b) - 122.1) / 365.25) as i32;
-    let d = (36525 * (c & 32767)) / 100;
-    let e = (f64::from(b - d) / 30.6001) as i32;
-    let x1 = (30.6001 * f64::from(e)) as i32;
-    let day = b - d - x1;
-    let month = if e < 14 { e - 1 } else { e - 13 };
-    let year = if month > 2 { c - 4716 } else { c - 4715 };
-    // computeHMS
-    let day_ms = ((jd + 43_200_000) % 86_400_000) as i32;
-    let ms = day_ms % 60_000;
-    let day_min = day_ms / 60_000;
-    let (minute, hour) = (day_min % 60, day_min / 60);
-    let mut out = *b"0000-00-00T00:00:00.000Z";
-    let mut put = |at: usize, width: usize, v: i32| {
-        let mut v = v.clamp(0, 9999) as u32;
-        for k in (at..at + width).rev() {
-            out[k] = b'0' + (v % 10) as u8;
-            v /= 10;
+    Stamps::default().stamp(ns)
+}
+
+/// Makes [`stamp_bytes`] for instants that mostly fall on the day before's:
+/// the civil date of a day is worked out once.
+#[derive(Debug, Clone, Copy)]
+struct Stamps {
+    /// The Julian day whose date `date` holds (i32::MIN: none yet).
+    day: i32,
+    date: [u8; 10],
+}
+
+impl Default for Stamps {
+    fn default() -> Stamps {
+        Stamps {
+            day: i32::MIN,
+            date: *b"0000-00-00",
         }
-    };
-    put(0, 4, year);
-    put(5, 2, month);
-    put(8, 2, day);
-    put(11, 2, hour);
-    put(14, 2, minute);
-    put(17, 2, ms / 1000);
-    put(20, 3, ms % 1000);
-    Some(out)
+    }
+}
+
+/// Writes `v` in decimal into `out[at..at + width]`, zero-padded.
+fn put(out: &mut [u8], at: usize, width: usize, v: i32) {
+    let mut v = v.clamp(0, 9999) as u32;
+    for k in (at..at + width).rev() {
+        out[k] = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+}
+
+impl Stamps {
+    fn stamp(&mut self, ns: i64) -> Option<[u8; 24]> {
+        let s = ns as f64 / 1e9;
+        let r = s * 1000.0 + 210_866_760_000_000.0;
+        if !(0.0..464_269_060_800_000.0).contains(&r) {
+            return None;
+        }
+        let jd = (r + 0.5) as i64;
+        // computeYMD
+        let z = ((jd + 43_200_000) / 86_400_000) as i32;
+        if z != self.day {
+            let a = ((f64::from(z) - 1_867_216.25) / 36_524.25) as i32;
+            let a = z + 1 + a - (a / 4);
+            let b = a + 1524;
+            let c = ((f64::from(b) - 122.1) / 365.25) as i32;
+            let d = (36525 * (c & 32767)) / 100;
+            let e = (f64::from(b - d) / 30.6001) as i32;
+            let x1 = (30.6001 * f64::from(e)) as i32;
+            let day = b - d - x1;
+            let month = if e < 14 { e - 1 } else { e - 13 };
+            let year = if month > 2 { c - 4716 } else { c - 4715 };
+            let mut date = *b"0000-00-00";
+            put(&mut date, 0, 4, year);
+            put(&mut date, 5, 2, month);
+            put(&mut date, 8, 2, day);
+            self.day = z;
+            self.date = date;
+        }
+        // computeHMS
+        let day_ms = ((jd + 43_200_000) % 86_400_000) as i32;
+        let ms = day_ms % 60_000;
+        let day_min = day_ms / 60_000;
+        let (minute, hour) = (day_min % 60, day_min / 60);
+        let mut out = *b"0000-00-00T00:00:00.000Z";
+        out[..10].copy_from_slice(&self.date);
+        put(&mut out, 11, 2, hour);
+        put(&mut out, 14, 2, minute);
+        put(&mut out, 17, 2, ms / 1000);
+        put(&mut out, 20, 3, ms % 1000);
+        Some(out)
+    }
 }
 
 /// What [`for_each_request_batch`] read of a run.
@@ -352,6 +384,7 @@ where
             _ => return Ok(None),
         };
         let mut owned = String::new();
+        let mut stamps = Stamps::default();
         let decoded = segment.rows(|p, _| {
             let t = match rest.next() {
                 Ok(Some(t)) => t,
@@ -371,7 +404,18 @@ where
                 return false;
             }
             last_seq = seq;
-            if push_row(batch, &lay, run_id, run_started, &p, t, &mut owned).is_err() {
+            if push_row(
+                batch,
+                &lay,
+                run_id,
+                run_started,
+                &p,
+                t,
+                &mut owned,
+                &mut stamps,
+            )
+            .is_err()
+            {
                 unserved = true;
                 return false;
             }
@@ -765,6 +809,7 @@ fn push_row(
     p: &pack::Row<'_>,
     t: &rusqlite::Row<'_>,
     owned: &mut String,
+    stamps: &mut Stamps,
 ) -> Result<(), Unserved> {
     let ns = |i: usize| instant(p.get(i));
     let intended = ns(lay.intended)?;
@@ -804,7 +849,7 @@ fn push_row(
                 (Some(e), Some(s)) => Cell::Real(sub(e, s) / 1e6),
                 _ => Cell::Null,
             },
-            Src::Stamp(w) => match of(w).and_then(stamp_bytes) {
+            Src::Stamp(w) => match of(w).and_then(|ns| stamps.stamp(ns)) {
                 Some(b) => {
                     batch.push_bytes(i, &b).map_err(|_| Unserved)?;
                     continue;
@@ -857,9 +902,16 @@ mod tests {
             cases.push(x as i64);
             cases.push((x % 4_000_000_000_000_000_000) as i64);
         }
+        // Instants a few hours apart, crossing days, through one cache.
+        cases.extend((0..2_000).map(|k| 1_795_961_268_500_000_000 + k * 9_876_543_210_987));
+        let mut stamps = Stamps::default();
         for ns in cases {
             let theirs: Option<String> = stmt.query_row([ns], |r| r.get(0)).unwrap();
             assert_eq!(sqlite_stamp(ns), theirs, "{ns}");
+            let cached = stamps
+                .stamp(ns)
+                .map(|b| String::from_utf8(b.to_vec()).unwrap());
+            assert_eq!(cached, theirs, "{ns} cached");
         }
     }
 
