@@ -383,8 +383,7 @@ where
             Ok(s) if usize::try_from(listed).ok() == Some(s.rows) => s,
             _ => return Ok(None),
         };
-        let mut owned = String::new();
-        let mut stamps = Stamps::default();
+        let mut scratch = Scratch::default();
         let decoded = segment.rows(|p, _| {
             let t = match rest.next() {
                 Ok(Some(t)) => t,
@@ -404,18 +403,7 @@ where
                 return false;
             }
             last_seq = seq;
-            if push_row(
-                batch,
-                &lay,
-                run_id,
-                run_started,
-                &p,
-                t,
-                &mut owned,
-                &mut stamps,
-            )
-            .is_err()
-            {
+            if push_row(batch, &lay, run_id, run_started, &p, t, &mut scratch).is_err() {
                 unserved = true;
                 return false;
             }
@@ -800,6 +788,14 @@ impl Cases {
     }
 }
 
+/// What [`push_row`] keeps from row to row: room for a value made UTF-8,
+/// the stamps' day.
+#[derive(Default)]
+struct Scratch {
+    owned: String,
+    stamps: Stamps,
+}
+
 /// Puts one row into `batch` (every column; the caller ends the row).
 fn push_row(
     batch: &mut Batch,
@@ -808,9 +804,9 @@ fn push_row(
     run_started: Option<i64>,
     p: &pack::Row<'_>,
     t: &rusqlite::Row<'_>,
-    owned: &mut String,
-    stamps: &mut Stamps,
+    scratch: &mut Scratch,
 ) -> Result<(), Unserved> {
+    let Scratch { owned, stamps } = scratch;
     let ns = |i: usize| instant(p.get(i));
     let intended = ns(lay.intended)?;
     let started = ns(lay.started)?;
