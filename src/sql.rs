@@ -22,6 +22,7 @@ macro_rules! query {
 query!(EXPORT_CASES, "export/cases");
 query!(EXPORT_REQUESTS, "export/requests");
 query!(EXPORT_RUN, "export/run");
+query!(EXPORT_RUN_BASE, "export/run_base");
 query!(EXPORT_RUN_FILES, "export/run_files");
 query!(EXPORT_SCHEMA_VERSION, "export/schema_version");
 query!(EXPORT_SELECT_RUNS, "export/select_runs");
@@ -176,6 +177,7 @@ pub const ALL: &[Query] = &[
     EXPORT_CASES,
     EXPORT_REQUESTS,
     EXPORT_RUN,
+    EXPORT_RUN_BASE,
     EXPORT_RUN_FILES,
     EXPORT_SCHEMA_VERSION,
     EXPORT_SELECT_RUNS,

@@ -234,6 +234,41 @@ pub fn mostly_unique(table: &TableDef, column: &str) -> bool {
         )
 }
 
+/// Whether a column is written with a dictionary: the text columns whose
+/// values repeat (ids of cases, statuses, models). Numbers and the unique
+/// text columns go PLAIN: a dictionary would only cost a hash per value.
+pub fn dictionary(table: &TableDef, column: &ColumnDef) -> bool {
+    column.kind == Kind::Text && !mostly_unique(table, column.name)
+}
+
+/// Whether a column's row groups carry min/max statistics. The small
+/// tables (`runs`, `cases`, `slo_verdicts`) keep them on every column; the
+/// per-request and per-sample tables only on the columns a query filters
+/// by, which an engine prunes row groups with (the run, case, phase and
+/// status, `ok`, `seq`, the instants, the metric): the others' min and max
+/// cost a comparison per value and prune nothing.
+pub fn statistics(table: &TableDef, column: &ColumnDef) -> bool {
+    if table.name != REQUESTS.name && table.name != TELEMETRY_SAMPLES.name {
+        return true;
+    }
+    column.kind == Kind::Instant
+        || matches!(
+            column.name,
+            "run_id"
+                | "case_key"
+                | "case_id"
+                | "phase"
+                | "status"
+                | "status_key"
+                | "ok"
+                | "seq"
+                | "sample_run_id"
+                | "file_id"
+                | "host"
+                | "metric"
+        )
+}
+
 /// The per-run tables, in the order an export writes them.
 pub const PER_RUN: [&TableDef; 3] = [&REQUESTS, &CASES, &TELEMETRY_SAMPLES];
 
@@ -307,6 +342,7 @@ impl Batch {
         }
     }
 
+    #[inline]
     pub fn rows(&self) -> usize {
         self.rows
     }
@@ -348,51 +384,63 @@ impl Batch {
         }
     }
 
+    /// Sets text column `i` of the row being added to `bytes` as they are:
+    /// the writer checks each column's bytes once, and a value that is not
+    /// UTF-8 is written as `String::from_utf8_lossy` makes it (as a `&str`
+    /// made that way would have gone in).
+    #[inline]
+    pub fn push_bytes(&mut self, i: usize, bytes: &[u8]) -> Result<(), TypeMismatch> {
+        let col = &mut self.columns[i];
+        if let Values::Text { data, ends } = &mut col.values {
+            data.extend_from_slice(bytes);
+            ends.push(data.len());
+            col.defined.push(true);
+            return Ok(());
+        }
+        Err(self.mismatch(i, &Cell::Text("")))
+    }
+
     /// Sets column `i` of the row being added. Every column is set once per
     /// row, in order, then `end_row` counts it. An integer in a REAL column
     /// is the same number and goes in as one; any other mismatch is refused.
+    #[inline]
     pub fn push(&mut self, i: usize, cell: Cell<'_>) -> Result<(), TypeMismatch> {
         let col = &mut self.columns[i];
-        let found = match (&mut col.values, cell) {
+        match (&mut col.values, cell) {
             (_, Cell::Null) => {
                 col.defined.push(false);
                 return Ok(());
             }
-            (Values::Int(v), Cell::Int(x)) => {
-                v.push(x);
-                None
-            }
-            (Values::Real(v), Cell::Real(x)) => {
-                v.push(x);
-                None
-            }
-            (Values::Real(v), Cell::Int(x)) => {
-                v.push(x as f64);
-                None
-            }
+            (Values::Int(v), Cell::Int(x)) => v.push(x),
+            (Values::Real(v), Cell::Real(x)) => v.push(x),
+            (Values::Real(v), Cell::Int(x)) => v.push(x as f64),
             (Values::Text { data, ends }, Cell::Text(s)) => {
                 data.extend_from_slice(s.as_bytes());
                 ends.push(data.len());
-                None
             }
-            (_, Cell::Int(_)) => Some("integer"),
-            (_, Cell::Real(_)) => Some("real"),
-            (_, Cell::Text(_)) => Some("text"),
-        };
-        match found {
-            None => {
-                col.defined.push(true);
-                Ok(())
-            }
-            Some(found) => Err(TypeMismatch {
-                table: self.table.name,
-                column: self.table.columns[i].name,
-                found,
-                expected: self.table.columns[i].kind,
-            }),
+            (_, cell) => return Err(self.mismatch(i, &cell)),
+        }
+        col.defined.push(true);
+        Ok(())
+    }
+
+    /// Why `cell` cannot go into column `i` (out of the way of the pushes).
+    #[cold]
+    #[inline(never)]
+    fn mismatch(&self, i: usize, cell: &Cell<'_>) -> TypeMismatch {
+        TypeMismatch {
+            table: self.table.name,
+            column: self.table.columns[i].name,
+            found: match cell {
+                Cell::Int(_) => "integer",
+                Cell::Real(_) => "real",
+                Cell::Text(_) | Cell::Null => "text",
+            },
+            expected: self.table.columns[i].kind,
         }
     }
 
+    #[inline]
     pub fn end_row(&mut self) {
         self.rows += 1;
     }

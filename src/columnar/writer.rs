@@ -5,15 +5,16 @@
 //! The low-level writer of the `parquet` crate, without Arrow: one row group
 //! per batch, snappy pages, every column OPTIONAL (the views' columns may be
 //! NULL), instants annotated TIMESTAMP(NANOS, UTC), text annotated STRING.
+use std::cell::RefCell;
 use std::fs::File;
-use std::io::BufWriter;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use parquet::basic::{Compression, LogicalType, Repetition, TimeUnit, Type as Physical};
 use parquet::column::writer::ColumnWriter;
 use parquet::data_type::ByteArray;
-use parquet::file::properties::{WriterProperties, WriterVersion};
+use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::{ColumnPath, Type};
 
@@ -68,6 +69,122 @@ fn schema(table: &TableDef) -> parquet::errors::Result<Type> {
         .build()
 }
 
+/// Whether every value of a text column is UTF-8: the whole buffer is, and
+/// no value ends inside a character (then none starts inside one either).
+fn utf8(data: &[u8], ends: &[usize]) -> Option<()> {
+    std::str::from_utf8(data).ok()?;
+    // A byte 0b10xx_xxxx continues a character.
+    let inside = |&end: &usize| data.get(end).is_some_and(|&b| b & 0xC0 == 0x80);
+    (!ends.iter().any(inside)).then_some(())
+}
+
+/// A text column with each value made UTF-8 as `String::from_utf8_lossy`
+/// makes it.
+fn lossy(data: &[u8], ends: &[usize]) -> (Vec<u8>, Vec<usize>) {
+    let mut out = Vec::with_capacity(data.len());
+    let mut out_ends = Vec::with_capacity(ends.len());
+    let mut start = 0;
+    for &end in ends {
+        let value = data.get(start..end).unwrap_or_default();
+        out.extend_from_slice(String::from_utf8_lossy(value).as_bytes());
+        out_ends.push(out.len());
+        start = end;
+    }
+    (out, out_ends)
+}
+
+/// Each table's schema and writer properties, made once (a file of a run
+/// is small, and building them per file showed in the profile).
+#[allow(clippy::type_complexity)]
+static SETUPS: Mutex<Vec<(&'static str, Arc<Type>, Arc<WriterProperties>)>> =
+    Mutex::new(Vec::new());
+
+fn setup(table: &'static TableDef) -> parquet::errors::Result<(Arc<Type>, Arc<WriterProperties>)> {
+    let mut setups = SETUPS.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, s, p)) = setups
+        .iter()
+        .find(|(name, s, _)| *name == table.name && s.get_fields().len() == table.columns.len())
+    {
+        return Ok((s.clone(), p.clone()));
+    }
+    // Snappy pages, a dictionary only for the text columns whose values
+    // repeat, min/max statistics per row group only where a reader prunes
+    // by them (columnar::dictionary, columnar::statistics).
+    let mut props = WriterProperties::builder()
+        .set_writer_version(WriterVersion::PARQUET_1_0)
+        .set_compression(Compression::SNAPPY)
+        .set_dictionary_enabled(false)
+        .set_statistics_enabled(EnabledStatistics::None)
+        .set_created_by(format!("stormlog {}", env!("CARGO_PKG_VERSION")));
+    for col in table.columns {
+        let path = ColumnPath::from(col.name);
+        if super::dictionary(table, col) {
+            props = props.set_column_dictionary_enabled(path.clone(), true);
+        }
+        if super::statistics(table, col) {
+            props = props.set_column_statistics_enabled(path, EnabledStatistics::Chunk);
+        }
+    }
+    let made = (Arc::new(schema(table)?), Arc::new(props.build()));
+    setups.push((table.name, made.0.clone(), made.1.clone()));
+    Ok(made)
+}
+
+/// A file's bytes on their way to it: gathered in a buffer that the thread
+/// keeps from one file to the next (its pages stay mapped; a fresh buffer
+/// per file cost a page fault per 4 KiB), written a few MiB at a time.
+struct Sink {
+    file: File,
+    buf: Vec<u8>,
+}
+
+/// What a sink gathers before it writes.
+const SINK_BYTES: usize = 4 << 20;
+
+thread_local! {
+    static SPARE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+impl Sink {
+    fn new(file: File) -> Sink {
+        let buf = SPARE.with(|s| std::mem::take(&mut *s.borrow_mut()));
+        Sink { file, buf }
+    }
+
+    fn write_buf(&mut self) -> std::io::Result<()> {
+        if !self.buf.is_empty() {
+            self.file.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    /// Writes what is left; the buffer goes back to the thread.
+    fn into_file(mut self) -> std::io::Result<File> {
+        self.write_buf()?;
+        let buf = std::mem::take(&mut self.buf);
+        SPARE.with(|s| *s.borrow_mut() = buf);
+        Ok(self.file)
+    }
+}
+
+impl Write for Sink {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        if self.buf.len() + b.len() > SINK_BYTES {
+            self.write_buf()?;
+        }
+        if b.len() >= SINK_BYTES {
+            return self.file.write(b);
+        }
+        self.buf.extend_from_slice(b);
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.write_buf()
+    }
+}
+
 /// The temporary name a file is written under: hidden (a leading dot, which
 /// Spark, Trino and Hive skip) and without the `.parquet` ending globs match.
 pub fn temp_path(dest: &Path) -> PathBuf {
@@ -85,7 +202,7 @@ pub fn is_temp_name(name: &str) -> bool {
 
 /// One Parquet file being written.
 pub struct PartWriter {
-    inner: SerializedFileWriter<BufWriter<File>>,
+    inner: SerializedFileWriter<Sink>,
     temp: PathBuf,
     dest: PathBuf,
     rows: u64,
@@ -107,22 +224,8 @@ impl PartWriter {
             path: dest.to_path_buf(),
             source,
         };
-        let mut props = WriterProperties::builder()
-            .set_writer_version(WriterVersion::PARQUET_1_0)
-            .set_compression(Compression::SNAPPY)
-            .set_created_by(format!("stormlog {}", env!("CARGO_PKG_VERSION")));
-        for col in table.columns {
-            if super::mostly_unique(table, col.name) {
-                props = props.set_column_dictionary_enabled(ColumnPath::from(col.name), false);
-            }
-        }
-        let props = props.build();
-        let inner = SerializedFileWriter::new(
-            BufWriter::with_capacity(1 << 20, file),
-            Arc::new(schema(table).map_err(pq)?),
-            Arc::new(props),
-        )
-        .map_err(pq)?;
+        let (schema, props) = setup(table).map_err(pq)?;
+        let inner = SerializedFileWriter::new(Sink::new(file), schema, props).map_err(pq)?;
         Ok(PartWriter {
             inner,
             temp,
@@ -160,6 +263,14 @@ impl PartWriter {
                 }
                 (ColumnWriter::ByteArrayColumnWriter(w), Values::Text { data, ends }) => {
                     // One buffer for the column; each value a slice of it.
+                    let repaired;
+                    let (data, ends) = match utf8(data, ends) {
+                        Some(()) => (data, ends),
+                        None => {
+                            repaired = lossy(data, ends);
+                            (&repaired.0, &repaired.1)
+                        }
+                    };
                     let whole = ByteArray::from(data.clone());
                     texts.clear();
                     let mut start = 0;
@@ -200,11 +311,8 @@ impl PartWriter {
             let path = path.to_path_buf();
             move |source| WriteError::Io { path, source }
         };
-        let buf = inner.into_inner().map_err(pq)?;
-        let file = buf.into_inner().map_err(|e| WriteError::Io {
-            path: temp.clone(),
-            source: e.into_error(),
-        })?;
+        let sink = inner.into_inner().map_err(pq)?;
+        let file = sink.into_file().map_err(io(&temp))?;
         // The data reaches the disk before the name does, so not even a
         // power cut can leave a named file without its bytes. The folder is
         // not synced after each rename (one fsync per file instead of two):
@@ -257,6 +365,48 @@ mod tests {
     use crate::columnar::{Cell, RUNS};
     use parquet::file::reader::{FileReader, SerializedFileReader};
     use parquet::record::Field;
+
+    /// Text pushed as bytes is checked a column at a time; a value that is
+    /// not UTF-8 (alone, though the column's bytes end to end may be) is
+    /// written as `from_utf8_lossy` makes it.
+    #[test]
+    fn text_bytes_are_written_as_utf8() {
+        assert_eq!(utf8("aé".as_bytes(), &[1, 3]), Some(()));
+        // "é" split between two values: the buffer is UTF-8, the values not.
+        assert_eq!(utf8("é".as_bytes(), &[1, 2]), None);
+        assert_eq!(utf8(b"a\xff", &[2]), None);
+        let (data, ends) = lossy("é".as_bytes(), &[1, 2]);
+        assert_eq!(String::from_utf8(data).unwrap(), "\u{FFFD}\u{FFFD}");
+        assert_eq!(ends, vec![3, 6]);
+
+        let tmp = tempfile::tempdir().unwrap();
+        let dest = tmp.path().join("runs.parquet");
+        let mut b = Batch::new(&RUNS);
+        for value in ["é".as_bytes(), &"é".as_bytes()[..1], b"ok"] {
+            for (i, d) in RUNS.columns.iter().enumerate() {
+                match d.kind {
+                    Kind::Text => b.push_bytes(i, value).unwrap(),
+                    _ => b.push(i, Cell::Null).unwrap(),
+                }
+            }
+            b.end_row();
+        }
+        let mut w = PartWriter::create(&dest, &RUNS).unwrap();
+        w.write(&b).unwrap();
+        w.finish().unwrap();
+        let reader = SerializedFileReader::new(File::open(&dest).unwrap()).unwrap();
+        let ids: Vec<Field> = reader
+            .get_row_iter(None)
+            .unwrap()
+            .map(|r| r.unwrap().get_column_iter().next().unwrap().1.clone())
+            .collect();
+        assert_eq!(
+            ids,
+            ["é", "\u{FFFD}", "ok"]
+                .map(|s| Field::Str(s.into()))
+                .to_vec()
+        );
+    }
 
     #[test]
     fn a_file_reads_back_with_its_types_and_nulls() {

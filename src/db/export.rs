@@ -241,7 +241,7 @@ fn hash_value(h: &mut Sha256, v: ValueRef<'_>) {
 /// A run's `v_runs` row as its content hash read it: `runs.parquet` is made
 /// of these ([`runs_batch_with`]) without evaluating the view again (its
 /// counts walk the run's requests four times).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunRow(Vec<rusqlite::types::Value>);
 
 /// What a run's exported files are made from, hashed: its `v_runs` row (the
@@ -263,13 +263,25 @@ pub fn content_hash_and_row(
     run_id: &str,
     salt: &[u8],
 ) -> Result<Option<(String, RunRow)>, DbError> {
-    let mut h = Sha256::new();
-    h.update((salt.len() as u64).to_le_bytes());
-    h.update(salt);
     let Some(values) = run_row(conn, run_id)? else {
         return Ok(None);
     };
-    for v in &values {
+    let row = RunRow(values);
+    Ok(Some((hash_of(conn, run_id, salt, &row)?, row)))
+}
+
+/// The content hash of a run whose `v_runs` row is `row`
+/// ([`content_hash`]).
+pub fn hash_of(
+    conn: &Connection,
+    run_id: &str,
+    salt: &[u8],
+    row: &RunRow,
+) -> Result<String, DbError> {
+    let mut h = Sha256::new();
+    h.update((salt.len() as u64).to_le_bytes());
+    h.update(salt);
+    for v in &row.0 {
         hash_value(&mut h, ValueRef::from(v));
     }
     let q = &sql::EXPORT_RUN_FILES;
@@ -287,7 +299,60 @@ pub fn content_hash_and_row(
     for b in digest {
         hex.push_str(&format!("{b:02x}"));
     }
-    Ok(Some((hex, RunRow(values))))
+    Ok(hex)
+}
+
+/// Where the `v_runs` row holds `cases`, `requests`, `ok` and `failed`.
+const RUN_COUNTS: std::ops::Range<usize> = 7..11;
+
+/// A run's `v_runs` row without its four request counts; None when the run
+/// is not stored. [`RunRow::with_counts`] completes it.
+pub fn run_base(conn: &Connection, run_id: &str) -> Result<Option<RunBase>, DbError> {
+    let q = &sql::EXPORT_RUN_BASE;
+    let mut stmt = conn.prepare_cached(q.sql).map_err(DbError::query(q))?;
+    let values = stmt
+        .query_row(named_params! {":run_id": run_id}, |row| {
+            (0..RUNS.columns.len())
+                .map(|i| row.get_ref(i).map(rusqlite::types::Value::from))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .optional()
+        .map_err(DbError::query(q))?;
+    Ok(values.map(RunBase))
+}
+
+/// A run's `v_runs` row short of its request counts ([`run_base`]).
+#[derive(Debug, Clone)]
+pub struct RunBase(Vec<rusqlite::types::Value>);
+
+/// A run's measured requests counted as `v_runs` counts them
+/// (queries/export/run.sql): distinct case keys, requests, those whose
+/// status is `ok`, those whose status key is not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RunCounts {
+    pub cases: i64,
+    pub requests: i64,
+    pub ok: i64,
+    pub failed: i64,
+}
+
+impl RunBase {
+    /// The whole row, the view's to the value (and so to the hash).
+    pub fn with_counts(self, c: RunCounts) -> RunRow {
+        let mut values = self.0;
+        for (i, n) in RUN_COUNTS.zip([c.cases, c.requests, c.ok, c.failed]) {
+            if let Some(v) = values.get_mut(i) {
+                *v = rusqlite::types::Value::Integer(n);
+            }
+        }
+        RunRow(values)
+    }
+}
+
+/// A run's whole `v_runs` row, read by the view's counts
+/// (queries/export/run.sql); None when the run is not stored.
+pub fn run_row_of(conn: &Connection, run_id: &str) -> Result<Option<RunRow>, DbError> {
+    Ok(run_row(conn, run_id)?.map(RunRow))
 }
 
 /// A run's `v_runs` row, its values owned; None when the run is not stored.

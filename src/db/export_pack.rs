@@ -14,7 +14,7 @@
 use rusqlite::types::ValueRef;
 use rusqlite::{named_params, Connection, OptionalExtension};
 
-use super::export::{ReadError, BATCH_ROWS};
+use super::export::{ReadError, RunCounts, BATCH_ROWS};
 use super::pack::{self, Fields};
 use super::DbError;
 use crate::columnar::{Batch, Cell, CASES, REQUESTS};
@@ -187,45 +187,77 @@ pub fn sqlite_stamp(ns: i64) -> Option<String> {
 /// range SQLite accepts holds years 0 to 9999 only), without the formatter
 /// or an allocation: the export makes two per row.
 fn stamp_bytes(ns: i64) -> Option<[u8; 24]> {
-    let s = ns as f64 / 1e9;
-    let r = s * 1000.0 + 210_866_760_000_000.0;
-    if !(0.0..464_269_060_800_000.0).contains(&r) {
-        return None;
-    }
-    let jd = (r + 0.5) as i64;
-    // computeYMD
-    let z = ((jd + 43_200_000) / 86_400_000) as i32;
-    let a = ((f64::from(z) - 1_867_216.25) / 36_524.25) as i32;
-    let a = z + 1 + a - (a / 4);
-    let b = a + 1524;
-    let c = ((f64::from(b) - 122.1) / 365.25) as i32;
-    let d = (36525 * (c & 32767)) / 100;
-    let e = (f64::from(b - d) / 30.6001) as i32;
-    let x1 = (30.6001 * f64::from(e)) as i32;
-    let day = b - d - x1;
-    let month = if e < 14 { e - 1 } else { e - 13 };
-    let year = if month > 2 { c - 4716 } else { c - 4715 };
-    // computeHMS
-    let day_ms = ((jd + 43_200_000) % 86_400_000) as i32;
-    let ms = day_ms % 60_000;
-    let day_min = day_ms / 60_000;
-    let (minute, hour) = (day_min % 60, day_min / 60);
-    let mut out = *b"0000-00-00T00:00:00.000Z";
-    let mut put = |at: usize, width: usize, v: i32| {
-        let mut v = v.clamp(0, 9999) as u32;
-        for k in (at..at + width).rev() {
-            out[k] = b'0' + (v % 10) as u8;
-            v /= 10;
+    Stamps::default().stamp(ns)
+}
+
+/// Makes [`stamp_bytes`] for instants that mostly fall on the day before's:
+/// the civil date of a day is worked out once.
+#[derive(Debug, Clone, Copy)]
+struct Stamps {
+    /// The Julian day whose date `date` holds (i32::MIN: none yet).
+    day: i32,
+    date: [u8; 10],
+}
+
+impl Default for Stamps {
+    fn default() -> Stamps {
+        Stamps {
+            day: i32::MIN,
+            date: *b"0000-00-00",
         }
-    };
-    put(0, 4, year);
-    put(5, 2, month);
-    put(8, 2, day);
-    put(11, 2, hour);
-    put(14, 2, minute);
-    put(17, 2, ms / 1000);
-    put(20, 3, ms % 1000);
-    Some(out)
+    }
+}
+
+/// Writes `v` in decimal into `out[at..at + width]`, zero-padded.
+fn put(out: &mut [u8], at: usize, width: usize, v: i32) {
+    let mut v = v.clamp(0, 9999) as u32;
+    for k in (at..at + width).rev() {
+        out[k] = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+}
+
+impl Stamps {
+    fn stamp(&mut self, ns: i64) -> Option<[u8; 24]> {
+        let s = ns as f64 / 1e9;
+        let r = s * 1000.0 + 210_866_760_000_000.0;
+        if !(0.0..464_269_060_800_000.0).contains(&r) {
+            return None;
+        }
+        let jd = (r + 0.5) as i64;
+        // computeYMD
+        let z = ((jd + 43_200_000) / 86_400_000) as i32;
+        if z != self.day {
+            let a = ((f64::from(z) - 1_867_216.25) / 36_524.25) as i32;
+            let a = z + 1 + a - (a / 4);
+            let b = a + 1524;
+            let c = ((f64::from(b) - 122.1) / 365.25) as i32;
+            let d = (36525 * (c & 32767)) / 100;
+            let e = (f64::from(b - d) / 30.6001) as i32;
+            let x1 = (30.6001 * f64::from(e)) as i32;
+            let day = b - d - x1;
+            let month = if e < 14 { e - 1 } else { e - 13 };
+            let year = if month > 2 { c - 4716 } else { c - 4715 };
+            let mut date = *b"0000-00-00";
+            put(&mut date, 0, 4, year);
+            put(&mut date, 5, 2, month);
+            put(&mut date, 8, 2, day);
+            self.day = z;
+            self.date = date;
+        }
+        // computeHMS
+        let day_ms = ((jd + 43_200_000) % 86_400_000) as i32;
+        let ms = day_ms % 60_000;
+        let day_min = day_ms / 60_000;
+        let (minute, hour) = (day_min % 60, day_min / 60);
+        let mut out = *b"0000-00-00T00:00:00.000Z";
+        out[..10].copy_from_slice(&self.date);
+        put(&mut out, 11, 2, hour);
+        put(&mut out, 14, 2, minute);
+        put(&mut out, 17, 2, ms / 1000);
+        put(&mut out, 20, 3, ms % 1000);
+        Some(out)
+    }
 }
 
 /// What [`for_each_request_batch`] read of a run.
@@ -236,6 +268,44 @@ pub struct Served {
     /// from the same rows; None where a value's SQL reading is not plainly
     /// a number or a text: the caller then reads the view.
     pub cases: Option<Batch>,
+    /// The run's `v_runs` request counts from the same rows; None where the
+    /// case summary is not served.
+    pub counts: Option<RunCounts>,
+}
+
+thread_local! {
+    /// The request batch a worker thread filled last, kept for its next run
+    /// (a run's batch is a few MB: made afresh, every page of it faults in
+    /// again).
+    static SPARE: std::cell::RefCell<Option<Batch>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A batch taken from the thread's spare (or made), given back when dropped
+/// unless it grew past a run of ordinary size.
+struct Reused(Batch);
+
+impl Reused {
+    fn take() -> Reused {
+        let mut b = SPARE
+            .with(|s| s.borrow_mut().take())
+            .unwrap_or_else(|| Batch::new(&REQUESTS));
+        b.clear();
+        Reused(b)
+    }
+}
+
+impl Drop for Reused {
+    fn drop(&mut self) {
+        let small = self
+            .0
+            .columns
+            .first()
+            .is_none_or(|c| c.defined.capacity() <= 8192);
+        if small {
+            let b = std::mem::replace(&mut self.0, Batch::new(&REQUESTS));
+            SPARE.with(|s| *s.borrow_mut() = Some(b));
+        }
+    }
 }
 
 /// One run's `v_requests` rows, in seq order, made from its pack, handed to
@@ -284,7 +354,8 @@ where
         .query(named_params! {":run_id": run_id})
         .map_err(db(qr))?;
 
-    let mut batch = Batch::new(&REQUESTS);
+    let mut reused = Reused::take();
+    let batch = &mut reused.0;
     let mut cases = Cases::default();
     let mut total = 0u64;
     let mut next_segment = 0i64;
@@ -312,7 +383,7 @@ where
             Ok(s) if usize::try_from(listed).ok() == Some(s.rows) => s,
             _ => return Ok(None),
         };
-        let mut owned = String::new();
+        let mut scratch = Scratch::default();
         let decoded = segment.rows(|p, _| {
             let t = match rest.next() {
                 Ok(Some(t)) => t,
@@ -332,7 +403,7 @@ where
                 return false;
             }
             last_seq = seq;
-            if push_row(&mut batch, &lay, run_id, run_started, &p, t, &mut owned).is_err() {
+            if push_row(batch, &lay, run_id, run_started, &p, t, &mut scratch).is_err() {
                 unserved = true;
                 return false;
             }
@@ -348,7 +419,7 @@ where
             ]);
             if batch.rows() == BATCH_ROWS {
                 total += batch.rows() as u64;
-                if let Err(e) = sink(&batch) {
+                if let Err(e) = sink(batch) {
                     sunk = Some(e);
                     return false;
                 }
@@ -375,8 +446,9 @@ where
     }
     if !batch.is_empty() {
         total += batch.rows() as u64;
-        sink(&batch)?;
+        sink(batch)?;
     }
+    let counts = cases.run_counts();
     let cases = if cases.unserved {
         None
     } else {
@@ -387,6 +459,7 @@ where
     Ok(Some(Served {
         requests: total,
         cases,
+        counts,
     }))
 }
 
@@ -646,6 +719,27 @@ impl Cases {
         Ok(())
     }
 
+    /// The run's `v_runs` counts (queries/export/run.sql) from the groups:
+    /// over the `measured` ones, their distinct case keys (NULL not
+    /// counted), requests, `status = 'ok'` and `status_key <> 'ok'`.
+    fn run_counts(&self) -> Option<RunCounts> {
+        if self.unserved {
+            return None;
+        }
+        let mut c = RunCounts::default();
+        for ((phase, case), g) in &self.groups {
+            if phase.as_deref() != Some(b"measured".as_slice()) {
+                continue;
+            }
+            // One group per (phase, case_key): each a distinct key.
+            c.cases += i64::from(case.is_some());
+            c.requests += g.requests;
+            c.ok += g.ok.unwrap_or(0);
+            c.failed += g.failed.unwrap_or(0);
+        }
+        Some(c)
+    }
+
     /// The rows, ordered as queries/export/cases.sql orders them (phase,
     /// then case_key, NULL first, bytes compared); `windows` holds each
     /// `(case_key, phase)`'s `window_s`. None when not served.
@@ -694,6 +788,14 @@ impl Cases {
     }
 }
 
+/// What [`push_row`] keeps from row to row: room for a value made UTF-8,
+/// the stamps' day.
+#[derive(Default)]
+struct Scratch {
+    owned: String,
+    stamps: Stamps,
+}
+
 /// Puts one row into `batch` (every column; the caller ends the row).
 fn push_row(
     batch: &mut Batch,
@@ -702,8 +804,9 @@ fn push_row(
     run_started: Option<i64>,
     p: &pack::Row<'_>,
     t: &rusqlite::Row<'_>,
-    owned: &mut String,
+    scratch: &mut Scratch,
 ) -> Result<(), Unserved> {
+    let Scratch { owned, stamps } = scratch;
     let ns = |i: usize| instant(p.get(i));
     let intended = ns(lay.intended)?;
     let started = ns(lay.started)?;
@@ -716,9 +819,23 @@ fn push_row(
     for (i, src) in lay.sources.iter().enumerate() {
         let c = match *src {
             Src::RunId => Cell::Text(run_id),
-            Src::Pack(k) => cell(p.get(k), owned)?,
+            // Text goes in as its bytes: the writer checks them a column
+            // at a time.
+            Src::Pack(k) => match p.get(k) {
+                ValueRef::Text(b) => {
+                    batch.push_bytes(i, b).map_err(|_| Unserved)?;
+                    continue;
+                }
+                v => cell(v, owned)?,
+            },
             Src::PackInt(k) => p.int(k).map_or(Cell::Null, Cell::Int),
-            Src::Rest(k) => cell(t.get_ref(k).map_err(|_| Unserved)?, owned)?,
+            Src::Rest(k) => match t.get_ref(k).map_err(|_| Unserved)? {
+                ValueRef::Text(b) => {
+                    batch.push_bytes(i, b).map_err(|_| Unserved)?;
+                    continue;
+                }
+                v => cell(v, owned)?,
+            },
             Src::RestInt(k) => match t.get_ref(k).map_err(|_| Unserved)? {
                 ValueRef::Integer(x) => Cell::Int(x),
                 _ => Cell::Null,
@@ -728,10 +845,9 @@ fn push_row(
                 (Some(e), Some(s)) => Cell::Real(sub(e, s) / 1e6),
                 _ => Cell::Null,
             },
-            Src::Stamp(w) => match of(w).and_then(stamp_bytes) {
+            Src::Stamp(w) => match of(w).and_then(|ns| stamps.stamp(ns)) {
                 Some(b) => {
-                    let s = std::str::from_utf8(&b).map_err(|_| Unserved)?;
-                    batch.push(i, Cell::Text(s)).map_err(|_| Unserved)?;
+                    batch.push_bytes(i, &b).map_err(|_| Unserved)?;
                     continue;
                 }
                 None => Cell::Null,
@@ -782,9 +898,16 @@ mod tests {
             cases.push(x as i64);
             cases.push((x % 4_000_000_000_000_000_000) as i64);
         }
+        // Instants a few hours apart, crossing days, through one cache.
+        cases.extend((0..2_000).map(|k| 1_795_961_268_500_000_000 + k * 9_876_543_210_987));
+        let mut stamps = Stamps::default();
         for ns in cases {
             let theirs: Option<String> = stmt.query_row([ns], |r| r.get(0)).unwrap();
             assert_eq!(sqlite_stamp(ns), theirs, "{ns}");
+            let cached = stamps
+                .stamp(ns)
+                .map(|b| String::from_utf8(b.to_vec()).unwrap());
+            assert_eq!(cached, theirs, "{ns} cached");
         }
     }
 
@@ -895,6 +1018,17 @@ mod tests {
                 let cases = fast_cases(&conn, run).expect("a case summary");
                 let cases: Vec<Batch> = Some(cases).filter(|c| !c.is_empty()).into_iter().collect();
                 assert_same(&cases, &view_cases(&conn, run), run);
+                // The v_runs counts from the same walk are the view's.
+                let counts = for_each_request_batch::<ReadError>(&conn, run, |_| Ok(()))
+                    .unwrap()
+                    .and_then(|s| s.counts)
+                    .expect("counts");
+                let base = super::super::export::run_base(&conn, run).unwrap().unwrap();
+                assert_eq!(
+                    Some(base.with_counts(counts)),
+                    super::super::export::run_row_of(&conn, run).unwrap(),
+                    "{run}"
+                );
                 served += 1;
                 rows += fast.iter().map(Batch::rows).sum::<usize>();
             }

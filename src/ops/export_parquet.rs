@@ -485,12 +485,29 @@ mod write {
         big: &std::sync::Mutex<()>,
     ) -> Result<Outcome, ParquetError> {
         let _snapshot = db::export::Snapshot::begin(conn)?;
-        let Some((hash, row)) = db::export::content_hash_and_row(conn, id, salt)? else {
-            return Ok(Outcome::Gone);
+        // A run not exported before is written whatever its hash: its
+        // `v_runs` counts come from the walk over its requests that writes
+        // them (db::export_pack), not from a walk of their own, and the hash
+        // after. The values, and so the hash, are the view's either way.
+        let base = match old {
+            None => match db::export::run_base(conn, id)? {
+                Some(base) => Some(base),
+                None => return Ok(Outcome::Gone),
+            },
+            Some(_) => None,
         };
-        if old == Some(hash.as_str()) {
-            return Ok(Outcome::Unchanged(id.to_owned(), row));
-        }
+        let known = match base {
+            Some(_) => None,
+            None => {
+                let Some((hash, row)) = db::export::content_hash_and_row(conn, id, salt)? else {
+                    return Ok(Outcome::Gone);
+                };
+                if old == Some(hash.as_str()) {
+                    return Ok(Outcome::Unchanged(id.to_owned(), row));
+                }
+                Some((hash, row))
+            }
+        };
         // Memory is bounded by one run, not by the workers: a run of more
         // than a batch is written while no other such run is.
         let _big = if db::export::request_rows(conn, id)? > db::export::BATCH_ROWS as u64 {
@@ -502,7 +519,19 @@ mod write {
             None
         };
         let partition = columnar::partition_dir(id);
-        let written = write_run(conn, &cfg.dir, id, &partition, cfg.policy.as_ref())?;
+        let (written, counts) = write_run(conn, &cfg.dir, id, &partition, cfg.policy.as_ref())?;
+        let (hash, row) = match (known, base) {
+            (Some(known), _) => known,
+            (None, base) => {
+                let row = match (base, counts) {
+                    (Some(base), Some(counts)) => base.with_counts(counts),
+                    _ => db::export::run_row_of(conn, id)?.ok_or_else(|| {
+                        ParquetError::Usage(format!("run {id}: gone while it was exported"))
+                    })?,
+                };
+                (db::export::hash_of(conn, id, salt, &row)?, row)
+            }
+        };
         Ok(Outcome::Written(hash, row, written))
     }
 
@@ -547,7 +576,7 @@ mod write {
         run_id: &str,
         partition: &str,
         policy: Option<&(Policy, PolicySource)>,
-    ) -> Result<RunWritten, ParquetError> {
+    ) -> Result<(RunWritten, Option<db::export::RunCounts>), ParquetError> {
         let mut out = RunWritten {
             run_id: run_id.to_owned(),
             rows: BTreeMap::new(),
@@ -555,6 +584,7 @@ mod write {
         };
         // The case summary summed beside the requests, where it was.
         let mut cases: Option<Batch> = None;
+        let mut counts = None;
         for table in PER_RUN {
             let dest = dir.join(table.name).join(partition).join(PART);
             let mut part: Option<PartWriter> = None;
@@ -584,6 +614,7 @@ mod write {
                 if let Some(served) = packed {
                     place(part, &dest, table.name, served.requests, &mut out)?;
                     cases = served.cases;
+                    counts = served.counts;
                     continue;
                 }
                 if part.take().is_some() {
@@ -613,7 +644,7 @@ mod write {
             }
         }
         place(part, &dest, SLO_VERDICTS.name, rows, &mut out)?;
-        Ok(out)
+        Ok((out, counts))
     }
 
     /// Renames a finished file into place, or removes the old one where the
