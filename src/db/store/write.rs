@@ -21,25 +21,43 @@ pub fn table_for(raw: &Map<String, Value>, transport: bool) -> Option<&'static T
 /// b-trees from their roots once per statement run and then appends each
 /// further row where the last one went: a request row stored alone cost a
 /// descent of the `(run_id, seq)` key from the root, cursors opened and
-/// closed, and a statement start and halt. And each statement keeps a
-/// statement journal (in memory, `temp_store`): a copy of every 64 KiB page
-/// it changes, allocated in small chunks and freed when it ends. At 32 rows
-/// a statement that copy was made several times per page filled; at 256 the
-/// writer thread of a 30,000-request ingest ran 1,726M -> 1,462M
-/// instructions (glibc malloc alone 142M -> 39M), same rows.
-pub(crate) const ROWS_PER_INSERT: usize = 256;
+/// closed, and a statement start and halt. Each statement kept a statement
+/// journal too (a copy of every 64 KiB page it changed), which made 256
+/// rows a statement pay (1,726M -> 1,462M instructions of the writer thread
+/// at 30,000 requests against 32). Without the journal ([`insert_of_rows`])
+/// 64 rows cost the same per row as 256 (1,296M -> 1,279M), and a file
+/// prepares its few batched inserts in a quarter of the time: a project's
+/// files of 3,000 requests each prepared them for 17% of the writer's
+/// instructions (5 files into a database of 5 runs: 807M -> 711M).
+pub(crate) const ROWS_PER_INSERT: usize = 64;
 
 /// The rows of a table's last, partial batch stored by one statement (then
 /// one by one): a small table's or a small file's rows are not all stored
-/// alone.
-pub(crate) const ROWS_PER_SHORT_INSERT: usize = 32;
+/// alone. (8 against 32: the same 5 files 711M -> 695M.)
+pub(crate) const ROWS_PER_SHORT_INSERT: usize = 8;
 
-/// `sql`, an `INSERT ... VALUES (:a, :b, ...)` of one row, made to insert
-/// `rows` rows: the tuple repeated with positional parameters (a named one
-/// names a single parameter however often it appears). None when the text
-/// does not end in such a tuple.
+/// `sql`, an `INSERT INTO ... VALUES (:a, :b, ...)` of one row, made to
+/// insert `rows` rows: the tuple repeated with positional parameters (a
+/// named one names a single parameter however often it appears), and
+/// `INSERT OR FAIL`. None when the text does not end in such a tuple.
+///
+/// `OR FAIL`: a statement that may change many rows and may abort midway
+/// (a constraint it breaks at the 200th row) keeps a statement journal, a
+/// copy of every page it changes, so that SQLite can undo it alone; an
+/// ingest undoes the file's whole transaction on any error instead
+/// (nothing of a refused file is kept), so the copy is never read. With
+/// `OR FAIL` a broken constraint stops the statement where it is, keeps no
+/// journal, and fails the same way (the same error), and the ingest then
+/// rolls everything back. The writer's foreign-key checks, the other
+/// reason for a journal, are off (`crate::db::ingest::without_triggers`).
+/// At 30,000 requests the journal was 5% of the writer thread's
+/// instructions and the statements' ends (freeing it) 2.4%.
 pub(super) fn insert_of_rows(sql: &str, rows: usize) -> Option<String> {
+    let insert = sql.find("INSERT INTO ")?;
     let at = sql.rfind("VALUES")? + "VALUES".len();
+    if at < insert {
+        return None;
+    }
     let tuple = sql[at..].trim().trim_end_matches(';').trim_end();
     let names = tuple.strip_prefix('(')?.strip_suffix(')')?;
     let params = names.split(',').count();
@@ -55,7 +73,12 @@ pub(super) fn insert_of_rows(sql: &str, rows: usize) -> Option<String> {
         return None;
     }
     let one = format!("({})", vec!["?"; params].join(", "));
-    Some(format!("{} {}", &sql[..at], vec![one; rows].join(",\n")))
+    Some(format!(
+        "{}INSERT OR FAIL INTO {} {}",
+        &sql[..insert],
+        &sql[insert + "INSERT INTO ".len()..at],
+        vec![one; rows].join(",\n")
+    ))
 }
 
 /// Prepared inserts for one ingest transaction.
@@ -194,8 +217,10 @@ pub(super) struct Target<'c> {
     /// None for the generic `records` table.
     spec: Option<&'static TableSpec>,
     /// Its insert of one row, of [`ROWS_PER_INSERT`] rows and of
-    /// [`ROWS_PER_SHORT_INSERT`] rows (both prepared when first needed).
-    one: Insert<'c>,
+    /// [`ROWS_PER_SHORT_INSERT`] rows, each prepared when first needed: a
+    /// file writes to a few of the tables, and a project's ingest of many
+    /// files prepares them again for each.
+    one: Option<Insert<'c>>,
     many: Option<Insert<'c>>,
     some: Option<Insert<'c>>,
     /// Rows not yet written, in order.
@@ -207,19 +232,17 @@ pub(super) struct Target<'c> {
 }
 
 impl<'c> Target<'c> {
-    /// The target of `spec`'s rows (`records` for None), its one-row
-    /// insert prepared.
-    fn new(conn: &'c Connection, spec: Option<&'static TableSpec>) -> Result<Self, DbError> {
-        let q = Self::query_of(spec);
+    /// The target of `spec`'s rows (`records` for None); nothing prepared.
+    fn new(spec: Option<&'static TableSpec>) -> Self {
         let shares = spec.is_some_and(|s| SHARING_TABLES.contains(&s.table));
-        Ok(Target {
+        Target {
             spec,
-            one: Insert::prepare(conn, q.sql).map_err(DbError::query(q))?,
+            one: None,
             many: None,
             some: None,
             queued: Vec::new(),
             links: shares.then(Vec::new),
-        })
+        }
     }
 
     fn query_of(spec: Option<&'static TableSpec>) -> &'static Query {
@@ -236,17 +259,17 @@ impl<'c> Target<'c> {
     }
 
     /// Its insert of `size` rows: one, [`ROWS_PER_SHORT_INSERT`] or
-    /// [`ROWS_PER_INSERT`] (the two batched ones prepared when first asked
-    /// for).
+    /// [`ROWS_PER_INSERT`] (prepared when first asked for).
     fn insert_of(&mut self, conn: &'c Connection, size: usize) -> Result<&mut Insert<'c>, DbError> {
         let query = self.query();
         let slot = match size {
             ROWS_PER_INSERT => &mut self.many,
             ROWS_PER_SHORT_INSERT => &mut self.some,
-            _ => return Ok(&mut self.one),
+            _ => &mut self.one,
         };
         let insert = match slot.take() {
             Some(insert) => insert,
+            None if size == 1 => Insert::prepare(conn, query.sql).map_err(DbError::query(query))?,
             None => {
                 let sql = insert_of_rows(query.sql, size).ok_or_else(|| {
                     DbError::Other(format!("{}: not a one-row VALUES insert", query.name))
@@ -487,8 +510,8 @@ impl<'c> Writer<'c> {
             .iter()
             .map(Some)
             .chain([None])
-            .map(|spec| Target::new(conn, spec))
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(Target::new)
+            .collect();
         let table = TABLES
             .iter()
             .position(|t| t.table == "requests")
