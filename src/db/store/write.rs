@@ -479,6 +479,10 @@ fn pack_row(packer: &mut Packer, source: &[(Source, bool)], seq: i64, row: &Row)
     }
 }
 
+/// Rows a statement stored (seq, row), and whether they are request rows
+/// to pack.
+type Stored = (Vec<(i64, Row)>, bool);
+
 /// Rows already stored, sent off the writer's thread: a kept database's
 /// request rows are packed there, and every row is freed there. The writer
 /// thread is the ingest's bottleneck (the reading and preparing threads
@@ -487,7 +491,7 @@ fn pack_row(packer: &mut Packer, source: &[(Source, bool)], seq: i64, row: &Row)
 /// thread's instructions and dropping the rows 3% more.
 struct Behind {
     /// Stored rows, and whether they are request rows to pack.
-    send: Option<std::sync::mpsc::SyncSender<(Vec<(i64, Row)>, bool)>>,
+    send: Option<std::sync::mpsc::SyncSender<Stored>>,
     /// The pack's segments as they fill, in order.
     segments: std::sync::mpsc::Receiver<(u64, Vec<u8>)>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -495,7 +499,7 @@ struct Behind {
 
 impl Behind {
     fn start(names: &[String], source: &[(Source, bool)]) -> Result<Self, DbError> {
-        let (send, recv) = std::sync::mpsc::sync_channel::<(Vec<(i64, Row)>, bool)>(4);
+        let (send, recv) = std::sync::mpsc::sync_channel::<Stored>(4);
         let (out, segments) = std::sync::mpsc::channel();
         let mut packer = Packer::new(names);
         let source = source.to_vec();
