@@ -7,24 +7,47 @@ use super::store::Writer;
 use super::DbError;
 use crate::sql;
 
-/// Runs `f` with the connection's triggers off, then restores the setting
-/// whatever happened (a failed ingest has rolled back). The only triggers
-/// drop a run's request pack when its rows change
+/// Runs `f` with the connection's triggers and foreign-key checks off, then
+/// restores both settings whatever happened (a failed ingest has rolled
+/// back). Both are set outside any transaction (SQLite ignores a change of
+/// `foreign_keys` inside one).
+///
+/// The only triggers drop a run's request pack when its rows change
 /// (migrations/0004_request_packs.sql); an ingest writes the pack itself,
 /// and one trigger per row written would cost a statement per request.
+///
+/// Every row an artifact ingest writes names its run, whose `runs` row the
+/// ingest writes (or finds) first, in the same transaction, before any of
+/// them (`start_run`), and it deletes no `runs` row (a replaced run's rows
+/// are deleted table by table, `ArtifactTx::delete_artifact_rows`): the
+/// checks could never fail, and nothing cascades. Checked, each row cost a
+/// lookup of its run (a cursor opened, a descent of the `runs` key, the
+/// cursor closed), and a multi-row insert a statement journal: an
+/// immediate foreign key counted over many rows is judged at the
+/// statement's end, so SQLite keeps a copy of every page the statement
+/// changes, to undo it alone (see [`crate::db::store`]'s batched inserts,
+/// `INSERT OR FAIL`).
 pub fn without_triggers<T, E: From<DbError>>(
     conn: &mut Connection,
     f: impl FnOnce(&mut Connection) -> Result<T, E>,
 ) -> Result<T, E> {
+    use rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_FKEY as KEYS;
     use rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER as TRIGGERS;
     let config = |e: rusqlite::Error| DbError::Other(format!("cannot switch triggers: {e}"));
     // (set_db_config answers the setting after the change, not before it.)
     let was = conn.db_config(TRIGGERS).map_err(config)?;
+    let keys = conn.db_config(KEYS).map_err(config)?;
     conn.set_db_config(TRIGGERS, false).map_err(config)?;
+    if let Err(e) = conn.set_db_config(KEYS, false) {
+        let _ = conn.set_db_config(TRIGGERS, was);
+        return Err(E::from(config(e)));
+    }
     let done = f(conn);
     let restored = conn.set_db_config(TRIGGERS, was);
+    let restored_keys = conn.set_db_config(KEYS, keys);
     let done = done?;
     restored.map_err(config)?;
+    restored_keys.map_err(config)?;
     Ok(done)
 }
 

@@ -34,7 +34,7 @@ mod tests {
         let sql = "-- A comment (with a paren).\nINSERT INTO t (a, b_2)\nVALUES (:a, :b_2);\n";
         assert_eq!(
             insert_of_rows(sql, 3).unwrap(),
-            "-- A comment (with a paren).\nINSERT INTO t (a, b_2)\nVALUES (?, ?),\n(?, ?),\n(?, ?)"
+            "-- A comment (with a paren).\nINSERT OR FAIL INTO t (a, b_2)\nVALUES (?, ?),\n(?, ?),\n(?, ?)"
         );
         // Anything but a tuple of named parameters is not rewritten.
         assert_eq!(insert_of_rows("INSERT INTO t VALUES (:a, 1)", 2), None);

@@ -21,25 +21,43 @@ pub fn table_for(raw: &Map<String, Value>, transport: bool) -> Option<&'static T
 /// b-trees from their roots once per statement run and then appends each
 /// further row where the last one went: a request row stored alone cost a
 /// descent of the `(run_id, seq)` key from the root, cursors opened and
-/// closed, and a statement start and halt. And each statement keeps a
-/// statement journal (in memory, `temp_store`): a copy of every 64 KiB page
-/// it changes, allocated in small chunks and freed when it ends. At 32 rows
-/// a statement that copy was made several times per page filled; at 256 the
-/// writer thread of a 30,000-request ingest ran 1,726M -> 1,462M
-/// instructions (glibc malloc alone 142M -> 39M), same rows.
-pub(crate) const ROWS_PER_INSERT: usize = 256;
+/// closed, and a statement start and halt. Each statement kept a statement
+/// journal too (a copy of every 64 KiB page it changed), which made 256
+/// rows a statement pay (1,726M -> 1,462M instructions of the writer thread
+/// at 30,000 requests against 32). Without the journal ([`insert_of_rows`])
+/// 64 rows cost the same per row as 256 (1,296M -> 1,279M), and a file
+/// prepares its few batched inserts in a quarter of the time: a project's
+/// files of 3,000 requests each prepared them for 17% of the writer's
+/// instructions (5 files into a database of 5 runs: 807M -> 711M).
+pub(crate) const ROWS_PER_INSERT: usize = 64;
 
 /// The rows of a table's last, partial batch stored by one statement (then
 /// one by one): a small table's or a small file's rows are not all stored
-/// alone.
-pub(crate) const ROWS_PER_SHORT_INSERT: usize = 32;
+/// alone. (8 against 32: the same 5 files 711M -> 695M.)
+pub(crate) const ROWS_PER_SHORT_INSERT: usize = 8;
 
-/// `sql`, an `INSERT ... VALUES (:a, :b, ...)` of one row, made to insert
-/// `rows` rows: the tuple repeated with positional parameters (a named one
-/// names a single parameter however often it appears). None when the text
-/// does not end in such a tuple.
+/// `sql`, an `INSERT INTO ... VALUES (:a, :b, ...)` of one row, made to
+/// insert `rows` rows: the tuple repeated with positional parameters (a
+/// named one names a single parameter however often it appears), and
+/// `INSERT OR FAIL`. None when the text does not end in such a tuple.
+///
+/// `OR FAIL`: a statement that may change many rows and may abort midway
+/// (a constraint it breaks at the 200th row) keeps a statement journal, a
+/// copy of every page it changes, so that SQLite can undo it alone; an
+/// ingest undoes the file's whole transaction on any error instead
+/// (nothing of a refused file is kept), so the copy is never read. With
+/// `OR FAIL` a broken constraint stops the statement where it is, keeps no
+/// journal, and fails the same way (the same error), and the ingest then
+/// rolls everything back. The writer's foreign-key checks, the other
+/// reason for a journal, are off (`crate::db::ingest::without_triggers`).
+/// At 30,000 requests the journal was 5% of the writer thread's
+/// instructions and the statements' ends (freeing it) 2.4%.
 pub(super) fn insert_of_rows(sql: &str, rows: usize) -> Option<String> {
+    let insert = sql.find("INSERT INTO ")?;
     let at = sql.rfind("VALUES")? + "VALUES".len();
+    if at < insert {
+        return None;
+    }
     let tuple = sql[at..].trim().trim_end_matches(';').trim_end();
     let names = tuple.strip_prefix('(')?.strip_suffix(')')?;
     let params = names.split(',').count();
@@ -55,7 +73,12 @@ pub(super) fn insert_of_rows(sql: &str, rows: usize) -> Option<String> {
         return None;
     }
     let one = format!("({})", vec!["?"; params].join(", "));
-    Some(format!("{} {}", &sql[..at], vec![one; rows].join(",\n")))
+    Some(format!(
+        "{}INSERT OR FAIL INTO {} {}",
+        &sql[..insert],
+        &sql[insert + "INSERT INTO ".len()..at],
+        vec![one; rows].join(",\n")
+    ))
 }
 
 /// Prepared inserts for one ingest transaction.
@@ -73,6 +96,8 @@ pub struct Writer<'c> {
     keep_all: bool,
     /// The dispatch and first-content rows waiting for their request row.
     sharing: Sharing,
+    /// A kept database's stored rows go there (started when first needed).
+    behind: Option<Behind>,
 }
 
 /// Which fields a dispatch or first-content row shares with its request row
@@ -86,8 +111,10 @@ struct Sharing {
     /// Per table slot: for a table whose rows share fields, its `request_id`
     /// field and, per field, the request field of the same name.
     tables: Vec<Option<(usize, Vec<Option<usize>>)>>,
-    /// Rows by request_id, in file order: (slot, seq, row).
-    pending: HashMap<Vec<u8>, Vec<(usize, i64, Row)>>,
+    /// Rows by request_id, in file order: (slot, seq, row). (foldhash:
+    /// SipHash was 2% of the writer thread's instructions, one lookup per
+    /// request and one per waiting row; foldhash is seeded per process.)
+    pending: HashMap<Vec<u8>, Vec<(usize, i64, Row)>, foldhash::fast::RandomState>,
 }
 
 /// The tables whose rows share fields with their request row.
@@ -118,7 +145,7 @@ impl Sharing {
             requests,
             request_id,
             tables,
-            pending: HashMap::new(),
+            pending: HashMap::default(),
         })
     }
 }
@@ -194,8 +221,10 @@ pub(super) struct Target<'c> {
     /// None for the generic `records` table.
     spec: Option<&'static TableSpec>,
     /// Its insert of one row, of [`ROWS_PER_INSERT`] rows and of
-    /// [`ROWS_PER_SHORT_INSERT`] rows (both prepared when first needed).
-    one: Insert<'c>,
+    /// [`ROWS_PER_SHORT_INSERT`] rows, each prepared when first needed: a
+    /// file writes to a few of the tables, and a project's ingest of many
+    /// files prepares them again for each.
+    one: Option<Insert<'c>>,
     many: Option<Insert<'c>>,
     some: Option<Insert<'c>>,
     /// Rows not yet written, in order.
@@ -207,19 +236,17 @@ pub(super) struct Target<'c> {
 }
 
 impl<'c> Target<'c> {
-    /// The target of `spec`'s rows (`records` for None), its one-row
-    /// insert prepared.
-    fn new(conn: &'c Connection, spec: Option<&'static TableSpec>) -> Result<Self, DbError> {
-        let q = Self::query_of(spec);
+    /// The target of `spec`'s rows (`records` for None); nothing prepared.
+    fn new(spec: Option<&'static TableSpec>) -> Self {
         let shares = spec.is_some_and(|s| SHARING_TABLES.contains(&s.table));
-        Ok(Target {
+        Target {
             spec,
-            one: Insert::prepare(conn, q.sql).map_err(DbError::query(q))?,
+            one: None,
             many: None,
             some: None,
             queued: Vec::new(),
             links: shares.then(Vec::new),
-        })
+        }
     }
 
     fn query_of(spec: Option<&'static TableSpec>) -> &'static Query {
@@ -236,17 +263,17 @@ impl<'c> Target<'c> {
     }
 
     /// Its insert of `size` rows: one, [`ROWS_PER_SHORT_INSERT`] or
-    /// [`ROWS_PER_INSERT`] (the two batched ones prepared when first asked
-    /// for).
+    /// [`ROWS_PER_INSERT`] (prepared when first asked for).
     fn insert_of(&mut self, conn: &'c Connection, size: usize) -> Result<&mut Insert<'c>, DbError> {
         let query = self.query();
         let slot = match size {
             ROWS_PER_INSERT => &mut self.many,
             ROWS_PER_SHORT_INSERT => &mut self.some,
-            _ => return Ok(&mut self.one),
+            _ => &mut self.one,
         };
         let insert = match slot.take() {
             Some(insert) => insert,
+            None if size == 1 => Insert::prepare(conn, query.sql).map_err(DbError::query(query))?,
             None => {
                 let sql = insert_of_rows(query.sql, size).ok_or_else(|| {
                     DbError::Other(format!("{}: not a one-row VALUES insert", query.name))
@@ -356,6 +383,8 @@ pub(super) struct RequestPacker<'c> {
     /// does).
     source: Vec<(Source, bool)>,
     packer: Packer,
+    /// The packed columns' names (a [`Behind`] thread's packer is made of them).
+    names: Vec<String>,
 }
 
 /// Where a column's value comes from in a request [`Row`].
@@ -400,6 +429,7 @@ impl<'c> RequestPacker<'c> {
             segments: SegmentWriter::new(conn)?,
             source,
             packer: Packer::new(&names),
+            names,
         })
     }
 
@@ -413,8 +443,16 @@ impl<'c> RequestPacker<'c> {
 
     /// Packs a request row: the values its insert binds.
     fn push(&mut self, seq: i64, row: &Row) {
+        pack_row(&mut self.packer, &self.source, seq, row);
+    }
+}
+
+/// Packs request row `row` into `packer`, its columns' values taken from
+/// where `source` says.
+fn pack_row(packer: &mut Packer, source: &[(Source, bool)], seq: i64, row: &Row) {
+    {
         let line = row.line.as_str();
-        self.packer.push(self.source.iter().map(|&(from, real)| {
+        packer.push(source.iter().map(|&(from, real)| {
             let v = match from {
                 Source::Seq => ValueRef::Integer(seq),
                 Source::CaseKey => row
@@ -438,6 +476,77 @@ impl<'c> RequestPacker<'c> {
                 v => v,
             }
         }));
+    }
+}
+
+/// Rows a statement stored (seq, row), and whether they are request rows
+/// to pack.
+type Stored = (Vec<(i64, Row)>, bool);
+
+/// Rows already stored, sent off the writer's thread: a kept database's
+/// request rows are packed there, and every row is freed there. The writer
+/// thread is the ingest's bottleneck (the reading and preparing threads
+/// wait on it), so what it need not do itself goes to a thread that the
+/// other core has time for: at 30,000 requests packing was 6% of the writer
+/// thread's instructions and dropping the rows 3% more.
+struct Behind {
+    /// Stored rows, and whether they are request rows to pack.
+    send: Option<std::sync::mpsc::SyncSender<Stored>>,
+    /// The pack's segments as they fill, in order.
+    segments: std::sync::mpsc::Receiver<(u64, Vec<u8>)>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Behind {
+    fn start(names: &[String], source: &[(Source, bool)]) -> Result<Self, DbError> {
+        let (send, recv) = std::sync::mpsc::sync_channel::<Stored>(4);
+        let (out, segments) = std::sync::mpsc::channel();
+        let mut packer = Packer::new(names);
+        let source = source.to_vec();
+        let thread = std::thread::Builder::new()
+            .name("stormlog-pack".into())
+            .spawn(move || {
+                for (rows, pack) in recv {
+                    if !pack {
+                        continue;
+                    }
+                    for (seq, row) in &rows {
+                        pack_row(&mut packer, &source, *seq, row);
+                        if let Some(segment) = packer.full() {
+                            if out.send(segment).is_err() {
+                                return; // the writer stopped (an error)
+                            }
+                        }
+                    }
+                }
+                if let Some(segment) = packer.rest() {
+                    let _ = out.send(segment);
+                }
+            })
+            .map_err(|e| DbError::Other(format!("cannot start the packing thread: {e}")))?;
+        Ok(Behind {
+            send: Some(send),
+            segments,
+            thread: Some(thread),
+        })
+    }
+
+    fn hand(&mut self, rows: Vec<(i64, Row)>, pack: bool) -> Result<(), DbError> {
+        let stopped = || DbError::Other("the packing thread stopped".into());
+        let send = self.send.as_ref().ok_or_else(stopped)?;
+        send.send((rows, pack)).map_err(|_| stopped())
+    }
+
+    /// Waits for the thread to pack everything handed to it; the segments
+    /// not yet taken.
+    fn end(&mut self) -> Result<Vec<(u64, Vec<u8>)>, DbError> {
+        self.send = None;
+        if let Some(thread) = self.thread.take() {
+            thread
+                .join()
+                .map_err(|_| DbError::Other("the packing thread panicked".into()))?;
+        }
+        Ok(self.segments.try_iter().collect())
     }
 }
 
@@ -487,8 +596,8 @@ impl<'c> Writer<'c> {
             .iter()
             .map(Some)
             .chain([None])
-            .map(|spec| Target::new(conn, spec))
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(Target::new)
+            .collect();
         let table = TABLES
             .iter()
             .position(|t| t.table == "requests")
@@ -503,6 +612,7 @@ impl<'c> Writer<'c> {
             conn,
             facts: crate::db::execution::FactWriter::new(conn)?,
             keep_all: true,
+            behind: None,
             context: conn
                 .prepare(sql::INGEST_INSERT_CONTEXT.sql)
                 .map_err(DbError::query(&sql::INGEST_INSERT_CONTEXT))?,
@@ -621,7 +731,29 @@ impl<'c> Writer<'c> {
             .map_err(DbError::query(query))?;
             at += size;
         }
-        if slot == self.pack.table {
+        self.targets[slot].links = links.map(|mut l| {
+            l.clear();
+            l
+        });
+        let pack = slot == self.pack.table;
+        if self.keep_all {
+            if rows.is_empty() {
+                return Ok(());
+            }
+            // Packed (request rows) and freed off this thread; the segments
+            // packed so far are stored now.
+            let behind = match &mut self.behind {
+                Some(behind) => behind,
+                none => none.insert(Behind::start(&self.pack.names, &self.pack.source)?),
+            };
+            behind.hand(rows, pack)?;
+            let ready: Vec<_> = behind.segments.try_iter().collect();
+            for (n, body) in ready {
+                self.pack.segments.store(&self.run_id, n, &body)?;
+            }
+            return Ok(());
+        }
+        if pack {
             for (seq, row) in &rows {
                 self.pack.push(*seq, row);
                 let full = self.pack.packer.full();
@@ -632,10 +764,6 @@ impl<'c> Writer<'c> {
         let mut rows = rows;
         rows.clear();
         self.targets[slot].queued = rows;
-        self.targets[slot].links = links.map(|mut l| {
-            l.clear();
-            l
-        });
         Ok(())
     }
 
@@ -650,6 +778,11 @@ impl<'c> Writer<'c> {
         }
         for slot in 0..self.targets.len() {
             self.store_queued(slot)?;
+        }
+        if let Some(mut behind) = self.behind.take() {
+            for (n, body) in behind.end()? {
+                self.pack.segments.store(&self.run_id, n, &body)?;
+            }
         }
         let rest = self.pack.packer.rest();
         self.pack.store(&self.run_id, rest)?;
