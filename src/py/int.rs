@@ -376,14 +376,12 @@ mod tests {
         assert_eq!(Int::from_f64(-0.0), Some(Int::from(0i64)));
         // Either side of 2^63, where the conversion changes path.
         let below = 9_223_372_036_854_774_784.0; // the float before 2^63
+        let p63 = 2f64.powi(63);
         assert_eq!(Int::from_f64(below), Some(Int::from(i64::MAX - 1023)));
         assert_eq!(Int::from_f64(-below), Some(Int::from(i64::MIN + 1024)));
+        assert_eq!(Int::from_f64(-p63), Some(Int::from(i64::MIN)));
         assert_eq!(
-            Int::from_f64(-9.223372036854775808e18),
-            Some(Int::from(i64::MIN))
-        );
-        assert_eq!(
-            Int::from_f64(9.223372036854775808e18),
+            Int::from_f64(p63),
             Some(Int::from(i128::from(i64::MAX) + 1))
         );
     }
