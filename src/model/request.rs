@@ -468,6 +468,20 @@ impl Request {
         }
     }
 
+    /// The error Python's `int(output_tokens or 0)` raises, if it raises
+    /// one: what [`Request::output_tokens_call`] checks, without making the
+    /// integer.
+    pub fn output_tokens_call_error(&self) -> Option<&str> {
+        match self
+            .wide
+            .as_deref()
+            .and_then(|w| w.output_tokens_call.as_ref())
+        {
+            Some(Err(e)) => Some(e),
+            _ => None,
+        }
+    }
+
     pub fn is_measured(&self) -> bool {
         self.phase.as_deref() == Some("measured")
     }

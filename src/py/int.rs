@@ -67,6 +67,12 @@ impl Int {
     /// past 2^127 is an integer already and converts without loss). `None`
     /// for NaN and infinities, which Python refuses.
     pub fn from_f64(f: f64) -> Option<Int> {
+        // Within i64 (every count and timestamp) the hardware conversion
+        // truncates toward zero itself: no `trunc` call, no 128-bit
+        // conversion in software. NaN fails the comparison and falls through.
+        if f.abs() < 9_223_372_036_854_775_808.0 {
+            return Some(Int::Small(i128::from(f as i64)));
+        }
         if !f.is_finite() {
             return None;
         }
@@ -366,6 +372,18 @@ mod tests {
         assert!(Int::from_f64(-1e308).expect("finite") < Int::from(i64::MIN));
         assert_eq!(Int::from_f64(-2.9), Some(Int::from(-2i64)));
         assert_eq!(Int::from_f64(f64::NAN), None);
+        assert_eq!(Int::from_f64(f64::INFINITY), None);
+        assert_eq!(Int::from_f64(-0.0), Some(Int::from(0i64)));
+        // Either side of 2^63, where the conversion changes path.
+        let below = 9_223_372_036_854_774_784.0; // the float before 2^63
+        let p63 = 2f64.powi(63);
+        assert_eq!(Int::from_f64(below), Some(Int::from(i64::MAX - 1023)));
+        assert_eq!(Int::from_f64(-below), Some(Int::from(i64::MIN + 1024)));
+        assert_eq!(Int::from_f64(-p63), Some(Int::from(i64::MIN)));
+        assert_eq!(
+            Int::from_f64(p63),
+            Some(Int::from(i128::from(i64::MAX) + 1))
+        );
     }
 
     /// Python's `(10**30 + 304) / 320` is 3.125e+27; `float(n) / 320` is not.

@@ -95,6 +95,21 @@ struct CaseTally {
     window: Option<(i64, i64)>,
 }
 
+/// Adds a run of one case's requests to the case's list: moved in when it
+/// is the case's first.
+fn put_run<'r>(
+    by_case: &mut std::collections::BTreeMap<String, Vec<&'r Request>>,
+    key: &str,
+    run: &mut Vec<&'r Request>,
+) {
+    let list = by_case.entry(key.to_owned()).or_default();
+    if list.is_empty() {
+        std::mem::swap(list, run);
+    } else {
+        list.append(run);
+    }
+}
+
 /// Builds the report of a loaded run (docs/report.md §1, in the reference's order).
 pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
     use crate::exit::Exit;
@@ -168,20 +183,23 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
     let mut by_case: std::collections::BTreeMap<String, Vec<&Request>> = Default::default();
     {
         // Requests of one case come in runs: the key is looked up (and its
-        // text copied) once per run, not per request.
-        let mut run: Vec<&Request> = Vec::new();
+        // text copied) once per run, not per request. A case's first run is
+        // moved into the map, not copied; the first run has room for every
+        // request, so that a run of one case grows without a copy (a fresh
+        // page is dear on the machines stormlog is measured on).
+        let mut run: Vec<&Request> = Vec::with_capacity(data.requests.len());
         let mut run_key: Option<&str> = None;
         for r in data.measured() {
             if run_key != Some(r.case_key.as_str()) {
                 if let Some(key) = run_key {
-                    by_case.entry(key.to_owned()).or_default().append(&mut run);
+                    put_run(&mut by_case, key, &mut run);
                 }
                 run_key = Some(r.case_key.as_str());
             }
             run.push(r);
         }
         if let Some(key) = run_key {
-            by_case.entry(key.to_owned()).or_default().append(&mut run);
+            put_run(&mut by_case, key, &mut run);
         }
     }
     // The reference reads each streamed request's `int(output_tokens or 0)`
@@ -245,23 +263,45 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
                 // The blocks are independent passes over the case's requests
                 // (one each): the latency block (a sort per metric; its pass
                 // sets the failures aside for the case's tally) beside the
-                // population, beside the arrival, prompt, length and stream
-                // blocks. The request figures come last: they read the
-                // population's rate interval and the latency block's sorts.
+                // population, the arrival, prompt, length and stream blocks,
+                // the request figures' pass and the policy's judging of each
+                // request. The request figures and the slo record are made
+                // last: they read the population's rate interval (and the
+                // figures the latency block's sorts).
                 let window = ctx.windows.get(key).copied();
-                let (latency, (pop, passes)) = rayon::join(
+                let (latency, ((pop, passes), (figures, judged))) = rayon::join(
                     || case::latency(reqs, &metrics),
                     || {
                         rayon::join(
-                            || case::population(&ctx, key, reqs),
-                            || case::passes(reqs, window),
+                            || {
+                                rayon::join(
+                                    || case::population(&ctx, key, reqs),
+                                    || case::passes(reqs, window),
+                                )
+                            },
+                            || {
+                                rayon::join(
+                                    || case::figures_pass(reqs),
+                                    || {
+                                        policy.map(|(policy, _)| {
+                                            crate::slo::evaluate::judge_case(reqs, policy, &spans)
+                                        })
+                                    },
+                                )
+                            },
                         )
                     },
                 );
                 let mut c = Map::new();
                 let rate = pop.intervals.get("rate").cloned().unwrap_or(Value::Null);
-                let ok_window =
-                    case::request_figures(reqs, &data.samples, &rate, &latency.sorted, &mut c);
+                let ok_window = case::finish_request_figures(
+                    figures,
+                    reqs,
+                    &data.samples,
+                    &rate,
+                    &latency.sorted,
+                    &mut c,
+                );
                 for (name, block) in passes {
                     c.insert(name.into(), block);
                 }
@@ -270,16 +310,15 @@ pub fn build(data: &RunData, inputs: Inputs) -> Result<Report, ReportError> {
                     case::cache(ctx.cache_states.get(key).copied()),
                 );
                 c.insert("latency".into(), latency.block);
-                if let Some((policy, source)) = policy {
+                if let (Some((policy, source)), Some(judged)) = (policy, judged) {
                     c.insert(
                         "slo".into(),
-                        crate::slo::evaluate_case(
-                            reqs,
+                        crate::slo::evaluate::evaluate_judged(
+                            judged,
                             policy,
                             source,
                             &rate,
                             &pop.population,
-                            &spans,
                         ),
                     );
                 }

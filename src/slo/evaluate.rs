@@ -5,12 +5,12 @@
 //! Unknown outcomes widen the bounds (missed for the lower one, met for the
 //! upper one); they never move a single figure.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
 
 use serde_json::{json, Map, Value};
 
 use super::digest::digest;
-use super::judge::{judge_request, Outcome, RequestJudgement, Verdict};
+use super::judge::{judge, verdict, Judged, Outcome, Reason, Verdict};
 use super::policy::Policy;
 use super::{PolicySource, Spans};
 use crate::model::Request;
@@ -28,25 +28,135 @@ pub fn evaluate_case(
     population: &Value,
     spans: &Spans,
 ) -> Value {
-    let judged: Vec<RequestJudgement> = requests
-        .iter()
-        .map(|r| judge_request(policy, r, spans))
-        .collect();
-    let offered = judged.len();
-    let met = judged.iter().filter(|j| j.verdict == Verdict::Met).count();
-    let unknown = judged
-        .iter()
-        .filter(|j| j.verdict == Verdict::Unknown)
-        .count();
-    // Summed exactly, as Python's integers are (a count of 1e308 is one).
-    let good_tokens = requests
-        .iter()
-        .zip(&judged)
-        .filter(|(_, j)| j.verdict == Verdict::Met)
-        .fold(crate::py::Int::default(), |sum, (r, _)| {
-            sum.add(&r.output_tokens_int())
-        });
-    let reason = unmeasurable(policy, &judged);
+    evaluate_judged(
+        judge_case(requests, policy, spans),
+        policy,
+        source,
+        rate_interval,
+        population,
+    )
+}
+
+/// A case's requests judged against a policy, counted: the per-request part
+/// of [`evaluate_case`], which needs neither the rate interval nor the
+/// population (a report judges while it finds them). Only counts are kept,
+/// no judgement per request.
+#[derive(Debug)]
+pub struct CaseJudgement {
+    offered: usize,
+    met: usize,
+    unknown: usize,
+    /// Successful requests, and those of them no criterion left unknown.
+    ok: usize,
+    ok_known: usize,
+    /// Per criterion, in policy order: its outcomes among successful requests.
+    criteria: Vec<CriterionTally>,
+    /// The met requests' output tokens, summed exactly, as Python's integers
+    /// are (a count of 1e308 is one).
+    good_tokens: crate::py::Int,
+}
+
+/// One criterion's outcomes among a case's successful requests: how many of
+/// each, and the reasons of the unknown ones with their counts, in order of
+/// first appearance.
+#[derive(Debug, Default)]
+struct CriterionTally {
+    outcomes: [usize; 4],
+    unknown_reasons: Vec<(Reason, usize)>,
+}
+
+fn outcome_index(o: Outcome) -> usize {
+    match o {
+        Outcome::Pass => 0,
+        Outcome::Fail => 1,
+        Outcome::NotApplicable => 2,
+        Outcome::Unknown => 3,
+    }
+}
+
+impl CriterionTally {
+    fn take(&mut self, j: Judged) {
+        self.outcomes[outcome_index(j.outcome)] += 1;
+        if j.outcome != Outcome::Unknown {
+            return;
+        }
+        let reason = j.reason.unwrap_or(Cow::Borrowed("no_value"));
+        match self.unknown_reasons.iter_mut().find(|(r, _)| *r == reason) {
+            Some((_, n)) => *n += 1,
+            None => self.unknown_reasons.push((reason, 1)),
+        }
+    }
+
+    fn count(&self, o: Outcome) -> usize {
+        self.outcomes[outcome_index(o)]
+    }
+
+    fn successful(&self) -> usize {
+        self.outcomes.iter().sum()
+    }
+}
+
+/// Judges each of `requests` against `policy` (as [`judge_request`] does)
+/// and counts the judgements.
+pub fn judge_case(requests: &[&Request], policy: &Policy, spans: &Spans) -> CaseJudgement {
+    let mut case = CaseJudgement {
+        offered: requests.len(),
+        met: 0,
+        unknown: 0,
+        ok: 0,
+        ok_known: 0,
+        criteria: policy
+            .criteria
+            .iter()
+            .map(|_| CriterionTally::default())
+            .collect(),
+        good_tokens: crate::py::Int::default(),
+    };
+    for r in requests {
+        let ok = r.is_ok();
+        let (mut any_fail, mut any_unknown) = (false, false);
+        for (c, tally) in policy.criteria.iter().zip(&mut case.criteria) {
+            let j = judge(c, r, spans);
+            any_fail |= j.outcome == Outcome::Fail;
+            any_unknown |= j.outcome == Outcome::Unknown;
+            if ok {
+                tally.take(j);
+            }
+        }
+        match verdict(ok, any_fail, any_unknown) {
+            Verdict::Met => {
+                case.met += 1;
+                case.good_tokens = case.good_tokens.add(&r.output_tokens_int());
+            }
+            Verdict::Unknown => case.unknown += 1,
+            Verdict::Missed => {}
+        }
+        if ok {
+            case.ok += 1;
+            case.ok_known += usize::from(!any_unknown);
+        }
+    }
+    case
+}
+
+/// [`evaluate_case`]'s record of a case judged by [`judge_case`].
+pub fn evaluate_judged(
+    case: CaseJudgement,
+    policy: &Policy,
+    source: PolicySource,
+    rate_interval: &Value,
+    population: &Value,
+) -> Value {
+    let CaseJudgement {
+        offered,
+        met,
+        unknown,
+        ok,
+        ok_known,
+        criteria,
+        good_tokens,
+    } = case;
+    let reason = unmeasurable(policy, &criteria);
     let seconds = pyjson::get(rate_interval, "seconds");
     let rate = |count: f64| -> Value {
         match pyjson::real(seconds) {
@@ -99,16 +209,9 @@ pub fn evaluate_case(
     put("attainment_upper", measured(share(met + unknown, offered)));
     put(
         "evidence_coverage",
-        share(
-            judged
-                .iter()
-                .filter(|j| j.ok && j.criteria.iter().all(|c| c.outcome != Outcome::Unknown))
-                .count(),
-            judged.iter().filter(|j| j.ok).count(),
-        )
-        .map_or(Value::Null, Value::from),
+        share(ok_known, ok).map_or(Value::Null, Value::from),
     );
-    put("per_criterion", per_criterion(policy, &judged, offered));
+    put("per_criterion", per_criterion(policy, &criteria, offered));
     put("interval", rate_interval.clone());
     put("goodput_lower_rps", rate(met as f64));
     put("goodput_upper_rps", rate((met + unknown) as f64));
@@ -125,41 +228,23 @@ pub(crate) fn share(part: usize, whole: usize) -> Option<f64> {
     (whole > 0).then(|| part as f64 / whole as f64)
 }
 
-/// Outcomes of criterion `index` among successful requests.
-fn successful_outcomes<'a>(
-    judged: &'a [RequestJudgement],
-    index: usize,
-) -> impl Iterator<Item = &'a super::judge::Judged> + 'a {
-    judged
-        .iter()
-        .filter(|j| j.ok)
-        .filter_map(move |j| j.criteria.get(index))
-}
-
 /// docs/slo-policy.md §8.4: the first criterion, in policy order, that is aggregate-only
 /// or that every successful request left unknown (with its most common
 /// reason; ties go to the reason met first).
-fn unmeasurable(policy: &Policy, judged: &[RequestJudgement]) -> Option<String> {
-    for (i, c) in policy.criteria.iter().enumerate() {
+fn unmeasurable(policy: &Policy, tallies: &[CriterionTally]) -> Option<String> {
+    for (c, tally) in policy.criteria.iter().zip(tallies) {
         if c.key.is_aggregate_only() {
             return Some(format!("{}: aggregate_only", c.key));
         }
-        let outcomes: Vec<_> = successful_outcomes(judged, i).collect();
-        if !outcomes.is_empty() && outcomes.iter().all(|o| o.outcome == Outcome::Unknown) {
-            let mut counts: Vec<(&str, usize)> = Vec::new();
-            for o in &outcomes {
-                let r = o.reason.as_deref().unwrap_or("no_value");
-                match counts.iter_mut().find(|(k, _)| *k == r) {
-                    Some((_, n)) => *n += 1,
-                    None => counts.push((r, 1)),
-                }
-            }
+        let unknown = tally.count(Outcome::Unknown);
+        if unknown > 0 && unknown == tally.successful() {
             // The first of the most common, in order of first appearance.
-            let best = counts
+            let best = tally
+                .unknown_reasons
                 .iter()
-                .fold(None::<(&str, usize)>, |acc, &(r, n)| match acc {
-                    Some((_, m)) if m >= n => acc,
-                    _ => Some((r, n)),
+                .fold(None::<(&str, usize)>, |acc, (r, n)| match acc {
+                    Some((_, m)) if m >= *n => acc,
+                    _ => Some((r, *n)),
                 })
                 .map_or("no_value", |(r, _)| r);
             return Some(format!("{}: {best}", c.key));
@@ -171,14 +256,10 @@ fn unmeasurable(policy: &Policy, judged: &[RequestJudgement]) -> Option<String> 
 /// docs/slo-policy.md §8.3: counts among successful requests, marginal bounds over
 /// every offered request; no bounds for an aggregate-only criterion or one
 /// no successful request could be judged on (`[0, 1]` would read as a figure).
-fn per_criterion(policy: &Policy, judged: &[RequestJudgement], offered: usize) -> Value {
+fn per_criterion(policy: &Policy, tallies: &[CriterionTally], offered: usize) -> Value {
     let mut out = Map::new();
-    for (i, c) in policy.criteria.iter().enumerate() {
-        let mut counts: HashMap<Outcome, usize> = HashMap::new();
-        for o in successful_outcomes(judged, i) {
-            *counts.entry(o.outcome).or_default() += 1;
-        }
-        let n = |o: Outcome| counts.get(&o).copied().unwrap_or(0);
+    for (c, tally) in policy.criteria.iter().zip(tallies) {
+        let n = |o: Outcome| tally.count(o);
         let (pass, fail, na, unknown) = (
             n(Outcome::Pass),
             n(Outcome::Fail),
@@ -299,6 +380,7 @@ fn two_decimals(v: Option<f64>) -> String {
 mod tests {
     use super::*;
     use crate::slo::tests::{no_spans, request};
+    use std::collections::HashMap;
 
     fn interval(seconds: f64) -> Value {
         json!({"kind": "measured_span", "started_at_ns": 0, "ended_at_ns": (seconds * 1e9) as i64,

@@ -194,17 +194,26 @@ pub fn judge_request(policy: &Policy, req: &Request, spans: &Spans) -> RequestJu
         .map(|c| judge(c, req, spans))
         .collect();
     let ok = req.is_ok();
-    let verdict = if !ok || criteria.iter().any(|j| j.outcome == Outcome::Fail) {
+    RequestJudgement {
+        verdict: verdict(
+            ok,
+            criteria.iter().any(|j| j.outcome == Outcome::Fail),
+            criteria.iter().any(|j| j.outcome == Outcome::Unknown),
+        ),
+        ok,
+        criteria,
+    }
+}
+
+/// A request's verdict from its status (`ok`) and whether any criterion
+/// failed or was left unknown: a request that did not succeed is missed.
+pub fn verdict(ok: bool, any_fail: bool, any_unknown: bool) -> Verdict {
+    if !ok || any_fail {
         Verdict::Missed
-    } else if criteria.iter().any(|j| j.outcome == Outcome::Unknown) {
+    } else if any_unknown {
         Verdict::Unknown
     } else {
         Verdict::Met
-    };
-    RequestJudgement {
-        verdict,
-        ok,
-        criteria,
     }
 }
 

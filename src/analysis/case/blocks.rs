@@ -271,7 +271,9 @@ pub(super) fn counts_tokens_per_chunk(r: &Request) -> bool {
 /// (one case's) cannot convert a request's `output_tokens` to an integer.
 pub fn tokens_per_chunk_inputs(reqs: &[&Request]) -> Result<(), String> {
     for r in reqs.iter().filter(|r| counts_tokens_per_chunk(r)) {
-        r.output_tokens_call()?;
+        if let Some(e) = r.output_tokens_call_error() {
+            return Err(e.to_owned());
+        }
     }
     Ok(())
 }

@@ -20,16 +20,33 @@ pub fn request_figures(
     sorted: &[(&str, Vec<f64>)],
     out: &mut Map<String, Value>,
 ) -> Option<(i64, i64)> {
+    finish_request_figures(
+        figures_pass(reqs),
+        reqs,
+        samples,
+        rate_interval,
+        sorted,
+        out,
+    )
+}
+
+/// What [`request_figures`] reads of the requests in one pass, and the
+/// first-chunk percentiles: none of it needs the rate interval or the
+/// latency block's sorts, so a report finds it beside them.
+pub struct FiguresPass<'r> {
+    n_ok: usize,
+    finite_values: [usize; 3],
+    first_chunk: [Value; 2],
+    out_tokens: Int,
+    total_tokens: Int,
+    sources: Distinct<'r>,
+    window: Option<(i64, i64)>,
+}
+
+/// The successful requests' pass of [`request_figures`].
+pub fn figures_pass<'r>(reqs: &[&'r Request]) -> FiguresPass<'r> {
     // Everything these figures count and sum is read in one pass (see
     // `passes`).
-    let e2e = |r: &Request| r.e2e_latency_ms();
-    let ttft = |r: &Request| r.ttft_ms();
-    let from_intended = |r: &Request| {
-        if r.has_wide_times() {
-            return span_ms_exact(&r.intended_at()?, &r.ended_at()?);
-        }
-        Some(span_ms(r.intended_at_ns()?, r.ended_at_ns()?))
-    };
     let mut n_ok = 0usize;
     let mut finite_values = [0usize; 3];
     let mut first_chunk: Vec<f64> = Vec::with_capacity(reqs.len());
@@ -38,9 +55,10 @@ pub fn request_figures(
     let mut window: Option<(i64, i64)> = None;
     for r in reqs.iter().filter(|r| r.is_ok()) {
         n_ok += 1;
-        for (n, value) in finite_values
-            .iter_mut()
-            .zip([e2e(r), ttft(r), from_intended(r)])
+        for (n, value) in
+            finite_values
+                .iter_mut()
+                .zip([r.e2e_latency_ms(), r.ttft_ms(), from_intended(r)])
         {
             *n += usize::from(finite(value).is_some());
         }
@@ -52,6 +70,45 @@ pub fn request_figures(
             widen(&mut window, s, e);
         }
     }
+    FiguresPass {
+        n_ok,
+        finite_values,
+        first_chunk: pcts(first_chunk, [50, 95]),
+        out_tokens,
+        total_tokens,
+        sources,
+        window,
+    }
+}
+
+/// `client.e2e_from_intended` of a request, as the figures read it.
+fn from_intended(r: &Request) -> Option<f64> {
+    if r.has_wide_times() {
+        return span_ms_exact(&r.intended_at()?, &r.ended_at()?);
+    }
+    Some(span_ms(r.intended_at_ns()?, r.ended_at_ns()?))
+}
+
+/// [`request_figures`] from its pass over `reqs` ([`figures_pass`]).
+pub fn finish_request_figures(
+    pass: FiguresPass<'_>,
+    reqs: &[&Request],
+    samples: &[SystemSample],
+    rate_interval: &Value,
+    sorted: &[(&str, Vec<f64>)],
+    out: &mut Map<String, Value>,
+) -> Option<(i64, i64)> {
+    let FiguresPass {
+        n_ok,
+        finite_values,
+        first_chunk: [first_p50, first_p95],
+        out_tokens,
+        total_tokens,
+        sources,
+        window,
+    } = pass;
+    let e2e = |r: &Request| r.e2e_latency_ms();
+    let ttft = |r: &Request| r.ttft_ms();
     let ok = || reqs.iter().copied().filter(|r| r.is_ok());
     let figures =
         |key: &str, finite_values: usize, value: &dyn Fn(&Request) -> Option<f64>| match sorted
@@ -65,7 +122,6 @@ pub fn request_figures(
     let [ttft_p50, ttft_p95, ttft_p99] = figures("client.ttft", finite_values[1], &ttft);
     let [fi_p50, fi_p95, fi_p99] =
         figures("client.e2e_from_intended", finite_values[2], &from_intended);
-    let [first_p50, first_p95] = pcts(first_chunk, [50, 95]);
     out.insert("request_count".into(), json!(n_ok));
     out.insert(
         "latency_ms".into(),
