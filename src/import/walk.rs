@@ -463,6 +463,19 @@ impl<R: Read> Walker<R> {
                         }
                         continue;
                     }
+                    // Between strings (numbers, commas, blanks), straight to
+                    // the next byte that opens or closes something.
+                    let rest = &self.buf[self.pos..self.end];
+                    match rest
+                        .iter()
+                        .position(|&c| matches!(c, b'"' | b'{' | b'[' | b'}' | b']'))
+                    {
+                        Some(i) => self.pos += i,
+                        None => {
+                            self.pos = self.end;
+                            continue;
+                        }
+                    }
                     let b = self.buf[self.pos];
                     self.pos += 1;
                     match b {
