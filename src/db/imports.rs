@@ -104,13 +104,13 @@ fn prepared_requests(
     imp: &Import,
     run_id: &str,
     idx: &[i64],
-    table: usize,
+    cols: &RowCols,
     range: std::ops::Range<usize>,
 ) -> Vec<Prepared> {
     imp.requests[range.clone()]
         .iter()
         .zip(&idx[range])
-        .map(|(r, i)| Prepared::Row(Box::new(request_row(imp, run_id, r, *i, table))))
+        .map(|(r, i)| Prepared::Row(Box::new(request_row(imp, run_id, r, *i, cols))))
         .collect()
 }
 
@@ -132,6 +132,7 @@ fn write_requests(
         return Ok(());
     };
     let idx = artifact::request_indexes(imp);
+    let cols = &RowCols::new(table);
     let n = imp.requests.len();
     std::thread::scope(|scope| {
         let (send, recv) = std::sync::mpsc::sync_channel::<Vec<Prepared>>(1);
@@ -141,7 +142,7 @@ fn write_requests(
             while from < n {
                 let to = (from + SLICE).min(n);
                 if send
-                    .send(prepared_requests(imp, run_id, idx, table, from..to))
+                    .send(prepared_requests(imp, run_id, idx, cols, from..to))
                     .is_err()
                 {
                     break; // the writer stopped (an error)
@@ -159,10 +160,67 @@ fn write_requests(
     })
 }
 
+/// The request table's columns that [`request_row`] fills, looked up once
+/// per import rather than once per row (names in the order it fills them).
+struct RowCols {
+    table: usize,
+    texts: [Option<usize>; TEXT_COLS.len()],
+    numbers: [Option<usize>; NUMBER_COLS.len()],
+    gaps: Option<usize>,
+}
+
+const TEXT_COLS: [&str; 15] = [
+    "session_id",
+    "request_id",
+    "x_request_id",
+    "case_id",
+    "phase",
+    "status",
+    "output_token_source",
+    "prompt_token_source",
+    "arrival_mode",
+    "endpoint",
+    "model",
+    "finish_reason",
+    "error_type",
+    "error_message",
+    "response_id",
+];
+
+const NUMBER_COLS: [&str; 15] = [
+    "request_index",
+    "started_at_ns",
+    "ended_at_ns",
+    "intended_at_ns",
+    "timestamp_ns",
+    "e2e_latency_ms",
+    "ttft_ms",
+    "first_chunk_latency_ms",
+    "dispatch_lag_ms",
+    "stream",
+    "prompt_tokens",
+    "output_tokens",
+    "total_tokens",
+    "concurrency",
+    "http_status",
+];
+
+impl RowCols {
+    fn new(table: usize) -> Self {
+        RowCols {
+            table,
+            texts: TEXT_COLS.map(|n| field_index(table, n)),
+            numbers: NUMBER_COLS.map(|n| field_index(table, n)),
+            gaps: field_index(table, "chunk_interarrival_ms"),
+        }
+    }
+}
+
 /// One request's row, built directly (the row [`fast::prepare`] makes of its
 /// `infer.request` line, without writing and re-reading the line): every
 /// text of the row is a span of one buffer, a missing value is a null.
-fn request_row(imp: &Import, run_id: &str, r: &Request, index: i64, table: usize) -> Row {
+fn request_row(imp: &Import, run_id: &str, r: &Request, index: i64, cols: &RowCols) -> Row {
+    let table = cols.table;
     let spec = &TABLES[table];
     let mut fields = vec![Field::Null; spec.fields.len()];
     let mut nulls = 0i64;
@@ -175,74 +233,71 @@ fn request_row(imp: &Import, run_id: &str, r: &Request, index: i64, table: usize
         Field::Span(a, line.len() as u32)
     };
     let request_id = artifact::request_id(imp, r, index);
-    let texts: [(&str, Option<&str>); 14] = [
-        ("session_id", Some(run_id)),
-        ("request_id", Some(&request_id)),
-        ("x_request_id", r.x_request_id.as_deref()),
-        ("case_id", Some(case_id)),
-        ("phase", Some(r.phase)),
-        ("status", Some(r.status.as_str())),
-        ("output_token_source", Some(r.output_token_source)),
-        ("prompt_token_source", Some(r.prompt_token_source)),
-        ("arrival_mode", case.and_then(|c| c.load.arrival_mode)),
-        ("endpoint", imp.endpoint.as_deref()),
-        ("model", imp.model.as_deref()),
-        ("finish_reason", r.finish_reason.as_deref()),
-        ("error_type", r.error_type.as_deref()),
-        ("error_message", r.error_message.as_deref()),
+    let texts: [Option<&str>; TEXT_COLS.len()] = [
+        Some(run_id),
+        Some(&request_id),
+        r.x_request_id.as_deref(),
+        Some(case_id),
+        Some(r.phase),
+        Some(r.status.as_str()),
+        Some(r.output_token_source),
+        Some(r.prompt_token_source),
+        case.and_then(|c| c.load.arrival_mode),
+        imp.endpoint.as_deref(),
+        imp.model.as_deref(),
+        r.finish_reason.as_deref(),
+        r.error_type.as_deref(),
+        r.error_message.as_deref(),
+        r.response_id.as_deref(),
     ];
-    let put = |fields: &mut Vec<Field>, nulls: &mut i64, name: &str, v: Option<Field>| {
-        if let Some(i) = field_index(table, name) {
+    let put = |fields: &mut Vec<Field>, nulls: &mut i64, col: Option<usize>, v: Option<Field>| {
+        if let Some(i) = col {
             match v {
                 Some(f) => fields[i] = f,
                 None => *nulls |= 1 << i,
             }
         }
     };
-    for (name, v) in texts {
+    for (col, v) in cols.texts.iter().zip(texts) {
         let f = v.map(|t| span(&mut line, t));
-        put(&mut fields, &mut nulls, name, f);
+        put(&mut fields, &mut nulls, *col, f);
     }
-    let response = r.response_id.as_deref().map(|t| span(&mut line, t));
-    put(&mut fields, &mut nulls, "response_id", response);
     let int = |v: Option<i64>| v.map(Field::Int);
     let real = |v: Option<f64>| v.filter(|x| x.is_finite()).map(Field::Real);
     let lag = match (r.started_at_ns, r.intended_at_ns) {
         (Some(s), Some(i)) => Some((s - i) as f64 / 1e6),
         _ => None,
     };
-    for (name, v) in [
-        ("request_index", int(Some(index))),
-        ("started_at_ns", int(r.started_at_ns)),
-        ("ended_at_ns", int(r.ended_at_ns)),
-        ("intended_at_ns", int(r.intended_at_ns)),
-        ("timestamp_ns", int(r.started_at_ns)),
-        ("e2e_latency_ms", real(r.e2e_ms)),
-        ("ttft_ms", real(r.ttft_ms)),
-        ("first_chunk_latency_ms", real(r.ttft_ms)),
-        ("dispatch_lag_ms", real(lag)),
-        ("stream", r.stream.map(|b| Field::Int(i64::from(b)))),
-        ("prompt_tokens", int(r.prompt_tokens)),
-        ("output_tokens", int(r.output_tokens)),
-        ("total_tokens", int(r.total_tokens)),
-        ("concurrency", int(case.and_then(|c| c.load.concurrency))),
-        ("http_status", int(r.http_status)),
-    ] {
-        put(&mut fields, &mut nulls, name, v);
+    let numbers: [Option<Field>; NUMBER_COLS.len()] = [
+        int(Some(index)),
+        int(r.started_at_ns),
+        int(r.ended_at_ns),
+        int(r.intended_at_ns),
+        int(r.started_at_ns),
+        real(r.e2e_ms),
+        real(r.ttft_ms),
+        real(r.ttft_ms),
+        real(lag),
+        r.stream.map(|b| Field::Int(i64::from(b))),
+        int(r.prompt_tokens),
+        int(r.output_tokens),
+        int(r.total_tokens),
+        int(case.and_then(|c| c.load.concurrency)),
+        int(r.http_status),
+    ];
+    for (col, v) in cols.numbers.iter().zip(numbers) {
+        put(&mut fields, &mut nulls, *col, v);
     }
     // A list with a value no column keeps (not finite) would go to `extra`
     // on the line path; the tools write finite gaps, so it is left out.
-    let gaps = r.chunk_gaps_ms.iter().all(|g| g.is_finite()).then(|| {
-        let mut b = Vec::with_capacity(r.chunk_gaps_ms.len() * 8);
-        for g in &r.chunk_gaps_ms {
-            b.extend_from_slice(&g.to_le_bytes());
-        }
-        Field::Blob(b)
-    });
-    if let Some(i) = field_index(table, "chunk_interarrival_ms") {
+    if let Some(i) = cols.gaps {
         debug_assert_eq!(spec.fields[i].1, Col::RealList);
-        if let Some(g) = gaps {
-            fields[i] = g;
+        if r.chunk_gaps_ms.iter().all(|g| g.is_finite()) {
+            let mut b = Vec::with_capacity(r.chunk_gaps_ms.len() * 8);
+            for g in &r.chunk_gaps_ms {
+                b.extend_from_slice(&g.to_le_bytes());
+            }
+            fields[i] = Field::Blob(b);
         }
     }
     let case_key = span(&mut line, case_id);
@@ -294,6 +349,12 @@ fn config(e: rusqlite::Error) -> DbError {
 
 /// Begins an import's transaction.
 pub fn begin(conn: &mut Connection) -> Result<ImportTx<'_>, DbError> {
+    // The statement journal (the pages a statement changes, to undo it
+    // alone) in memory, as for an artifact ([`super::ingest::ArtifactTx`]):
+    // in a temporary file it was 236 MB written for a 1.1 GB inference-perf
+    // import. It holds one statement's pages. Set before the transaction.
+    conn.pragma_update(None, "temp_store", "MEMORY")
+        .map_err(DbError::query(&sql::INGEST_INSERT_RUN))?;
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(DbError::query(&sql::INGEST_INSERT_RUN))?;
@@ -593,7 +654,7 @@ mod tests {
             };
             // The row built directly is the row of the line.
             let table = TABLES.iter().position(|t| t.table == "requests").unwrap();
-            let direct = request_row(&imp, "run", req, k as i64, table);
+            let direct = request_row(&imp, "run", req, k as i64, &RowCols::new(table));
             assert_eq!(direct.sql_fields(), via_line.sql_fields(), "{line}");
             assert_eq!(direct.nulls, via_line.nulls);
             assert_eq!(direct.schema_version, via_line.schema_version);

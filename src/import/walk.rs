@@ -41,10 +41,96 @@ pub enum Prune {
     Walk,
 }
 
+/// Where the string that goes on at `b[0]` ends: the index of its closing
+/// quote, or None when `b` ends first (`escaped` then says whether the next
+/// byte follows a backslash; on entry, whether `b[0]` does). Texts with many
+/// escapes (inference-perf's request and response bodies hold `\"` every
+/// few bytes) are scanned 64 bytes at a time: a mask of the quotes and one
+/// of the backslashes, and the bytes that an odd run of backslashes escapes
+/// found with simdjson's carry trick, without a stop at each escape.
+fn string_end(b: &[u8], escaped: &mut bool) -> Option<usize> {
+    const EVEN: u64 = 0x5555_5555_5555_5555;
+    let mut carry = u64::from(*escaped);
+    let mut blocks = b.chunks_exact(64);
+    let mut at = 0;
+    for block in &mut blocks {
+        let (quotes, backslashes) = masks(block);
+        if backslashes == 0 && carry == 0 {
+            if quotes != 0 {
+                return Some(at + quotes.trailing_zeros() as usize);
+            }
+        } else {
+            // The bytes escaped by a backslash (simdjson's
+            // find_escaped_branchless): a run of backslashes escapes every
+            // other byte after its start, and the byte after an odd run.
+            let bs = backslashes & !carry;
+            let follows = (bs << 1) | carry;
+            let odd_starts = bs & !EVEN & !follows;
+            let (even_starts, overflow) = odd_starts.overflowing_add(bs);
+            carry = u64::from(overflow);
+            let escaped_bytes = (EVEN ^ (even_starts << 1)) & follows;
+            let real = quotes & !escaped_bytes;
+            if real != 0 {
+                return Some(at + real.trailing_zeros() as usize);
+            }
+        }
+        at += 64;
+    }
+    let mut e = carry != 0;
+    for (k, &c) in blocks.remainder().iter().enumerate() {
+        if e {
+            e = false;
+        } else if c == b'\\' {
+            e = true;
+        } else if c == b'"' {
+            return Some(at + k);
+        }
+    }
+    *escaped = e;
+    None
+}
+
+/// Bit k of each: whether byte k of the 64 is a quote, a backslash.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[allow(unsafe_code)]
+fn masks(block: &[u8]) -> (u64, u64) {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+    };
+    let (mut q, mut b) = (0u64, 0u64);
+    // SAFETY: SSE2 is enabled (the cfg), so its intrinsics are sound to
+    // call; each load reads 16 bytes of `part`, which has 16, with no
+    // alignment requirement.
+    unsafe {
+        let (quote, backslash) = (_mm_set1_epi8(b'"' as i8), _mm_set1_epi8(b'\\' as i8));
+        for (k, part) in block.chunks_exact(16).take(4).enumerate() {
+            let v = _mm_loadu_si128(part.as_ptr().cast::<__m128i>());
+            let shift = 16 * k as u32;
+            q |= u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)) as u16) << shift;
+            b |= u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, backslash)) as u16) << shift;
+        }
+    }
+    (q, b)
+}
+
+/// Bit k of each: whether byte k of the 64 is a quote, a backslash.
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+fn masks(block: &[u8]) -> (u64, u64) {
+    let (mut q, mut b) = (0u64, 0u64);
+    for (k, &c) in block.iter().take(64).enumerate() {
+        q |= u64::from(c == b'"') << k;
+        b |= u64::from(c == b'\\') << k;
+    }
+    (q, b)
+}
+
 /// A pull walker over a reader.
 pub struct Walker<R: Read> {
     reader: R,
+    /// The input read, `buf[..end]`; the rest is room for the next read
+    /// (zeroed once, when the buffer grows, not at every read).
     buf: Vec<u8>,
+    end: usize,
     pos: usize,
     /// Bytes of the input before `buf[0]`.
     base: u64,
@@ -59,7 +145,8 @@ impl<R: Read> Walker<R> {
     pub fn new(reader: R) -> Self {
         Walker {
             reader,
-            buf: Vec::with_capacity(CHUNK),
+            buf: Vec::new(),
+            end: 0,
             pos: 0,
             base: 0,
             lines: 0,
@@ -77,27 +164,29 @@ impl<R: Read> Walker<R> {
         let keep = keep.min(self.pos);
         if keep > 0 {
             self.count_lines(keep);
-            self.buf.drain(..keep);
+            self.buf.copy_within(keep..self.end, 0);
+            self.end -= keep;
             self.base += keep as u64;
             self.pos -= keep;
             self.counted -= keep;
         }
-        let old = self.buf.len();
-        self.buf.resize(old + CHUNK, 0);
+        // Room for a chunk; the buffer only grows (to the largest value
+        // kept plus a chunk), so its bytes are zeroed once, not per read.
+        if self.buf.len() < self.end + CHUNK {
+            self.buf.resize(self.end + CHUNK, 0);
+        }
         loop {
-            match self.reader.read(&mut self.buf[old..]) {
+            match self.reader.read(&mut self.buf[self.end..]) {
                 Ok(0) => {
-                    self.buf.truncate(old);
                     self.eof = true;
                     return false;
                 }
                 Ok(n) => {
-                    self.buf.truncate(old + n);
+                    self.end += n;
                     return true;
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => {
-                    self.buf.truncate(old);
                     self.io_error = Some(e.to_string());
                     self.eof = true;
                     return false;
@@ -115,7 +204,7 @@ impl<R: Read> Walker<R> {
 
     /// An error at the current position.
     pub fn error(&mut self, message: impl Into<String>) -> WalkError {
-        let pos = self.pos.min(self.buf.len());
+        let pos = self.pos.min(self.end);
         self.count_lines(pos);
         let mut message = message.into();
         if let Some(io) = &self.io_error {
@@ -137,7 +226,7 @@ impl<R: Read> Walker<R> {
     /// The next byte that is not whitespace, without consuming it.
     pub fn peek(&mut self) -> Option<u8> {
         loop {
-            while self.pos < self.buf.len() {
+            while self.pos < self.end {
                 let b = self.buf[self.pos];
                 if matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
                     self.pos += 1;
@@ -201,9 +290,20 @@ impl<R: Read> Walker<R> {
                 Some(_) => self.error("expected a string key"),
             });
         }
-        let raw = self.capture()?;
-        let key: String = serde_json::from_slice(&raw)
-            .map_err(|e| self.error(format!("invalid object key: {e}")))?;
+        let start = self.scan_value()?;
+        let raw = &self.buf[start..self.pos];
+        // A plain key (no escapes, no control bytes) is its bytes; any other
+        // goes through serde, which also names what is wrong with it.
+        let inner = raw.get(1..raw.len().saturating_sub(1)).unwrap_or_default();
+        let plain = raw.len() >= 2 && inner.iter().all(|&b| b >= 0x20 && b != b'\\');
+        let key = match std::str::from_utf8(inner) {
+            Ok(k) if plain => k.to_owned(),
+            _ => {
+                let raw = raw.to_vec();
+                serde_json::from_slice(&raw)
+                    .map_err(|e| self.error(format!("invalid object key: {e}")))?
+            }
+        };
         self.expect(b':', "`:` after an object key")?;
         Ok(Some(key))
     }
@@ -263,18 +363,18 @@ impl<R: Read> Walker<R> {
         plan: &dyn Fn(&[&str], &str) -> Prune,
     ) -> Result<Vec<u8>, WalkError> {
         let mut out = Vec::with_capacity(512);
-        self.pruned_into(plan, &mut Vec::new(), &mut out)?;
+        self.pruned_into(plan, &[], &mut out)?;
         Ok(out)
     }
 
     fn pruned_into(
         &mut self,
         plan: &dyn Fn(&[&str], &str) -> Prune,
-        path: &mut Vec<String>,
+        path: &[&str],
         out: &mut Vec<u8>,
     ) -> Result<(), WalkError> {
         if self.peek() != Some(b'{') {
-            out.extend_from_slice(&self.capture()?);
+            out.extend_from_slice(self.value_bytes()?);
             return Ok(());
         }
         self.begin_object()?;
@@ -283,8 +383,7 @@ impl<R: Read> Walker<R> {
         let mut wrote = false;
         while let Some(key) = self.next_key(first)? {
             first = false;
-            let names: Vec<&str> = path.iter().map(String::as_str).collect();
-            let how = plan(&names, &key);
+            let how = plan(path, &key);
             if how == Prune::Skip {
                 self.skip()?;
                 continue;
@@ -294,20 +393,25 @@ impl<R: Read> Walker<R> {
             }
             wrote = true;
             // The key as JSON (escapes written back).
-            out.extend_from_slice(
-                serde_json::to_string(&key)
-                    .unwrap_or_else(|_| "\"\"".into())
-                    .as_bytes(),
-            );
+            if key.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+                out.push(b'"');
+                out.extend_from_slice(key.as_bytes());
+                out.push(b'"');
+            } else {
+                out.extend_from_slice(
+                    serde_json::to_string(&key)
+                        .unwrap_or_else(|_| "\"\"".into())
+                        .as_bytes(),
+                );
+            }
             out.push(b':');
             match how {
                 Prune::Walk if path.len() < 8 => {
-                    path.push(key);
-                    let done = self.pruned_into(plan, path, out);
-                    path.pop();
-                    done?;
+                    let mut inner = path.to_vec();
+                    inner.push(&key);
+                    self.pruned_into(plan, &inner, out)?;
                 }
-                _ => out.extend_from_slice(&self.capture()?),
+                _ => out.extend_from_slice(self.value_bytes()?),
             }
         }
         out.push(b'}');
@@ -338,7 +442,7 @@ impl<R: Read> Walker<R> {
                 let mut in_string = false;
                 let mut escaped = false;
                 loop {
-                    if self.pos >= self.buf.len() {
+                    if self.pos >= self.end {
                         if !refill!() {
                             return Err(self.truncated(if in_string {
                                 "a string"
@@ -348,29 +452,32 @@ impl<R: Read> Walker<R> {
                         }
                         continue;
                     }
-                    if in_string && !escaped {
-                        // Strings are most of a request's bytes: jump to the
-                        // next quote or backslash.
-                        match memchr::memchr2(b'"', b'\\', &self.buf[self.pos..]) {
-                            Some(i) => self.pos += i,
-                            None => {
-                                self.pos = self.buf.len();
-                                continue;
+                    if in_string {
+                        // Strings are most of a request's bytes.
+                        match string_end(&self.buf[self.pos..self.end], &mut escaped) {
+                            Some(i) => {
+                                self.pos += i + 1;
+                                in_string = false;
                             }
+                            None => self.pos = self.end,
+                        }
+                        continue;
+                    }
+                    // Between strings (numbers, commas, blanks), straight to
+                    // the next byte that opens or closes something.
+                    let rest = &self.buf[self.pos..self.end];
+                    match rest
+                        .iter()
+                        .position(|&c| matches!(c, b'"' | b'{' | b'[' | b'}' | b']'))
+                    {
+                        Some(i) => self.pos += i,
+                        None => {
+                            self.pos = self.end;
+                            continue;
                         }
                     }
                     let b = self.buf[self.pos];
                     self.pos += 1;
-                    if in_string {
-                        if escaped {
-                            escaped = false;
-                        } else if b == b'\\' {
-                            escaped = true;
-                        } else if b == b'"' {
-                            in_string = false;
-                        }
-                        continue;
-                    }
                     match b {
                         b'"' => in_string = true,
                         b'{' | b'[' => depth += 1,
@@ -388,34 +495,23 @@ impl<R: Read> Walker<R> {
                 self.pos += 1;
                 let mut escaped = false;
                 loop {
-                    if self.pos >= self.buf.len() {
+                    if self.pos >= self.end {
                         if !refill!() {
                             return Err(self.truncated("a string"));
                         }
                         continue;
                     }
-                    // Jump to the next quote or backslash.
-                    if !escaped {
-                        if let Some(i) = memchr::memchr2(b'"', b'\\', &self.buf[self.pos..]) {
-                            self.pos += i;
-                        } else {
-                            self.pos = self.buf.len();
-                            continue;
+                    match string_end(&self.buf[self.pos..self.end], &mut escaped) {
+                        Some(i) => {
+                            self.pos += i + 1;
+                            break;
                         }
-                    }
-                    let b = self.buf[self.pos];
-                    self.pos += 1;
-                    if escaped {
-                        escaped = false;
-                    } else if b == b'\\' {
-                        escaped = true;
-                    } else if b == b'"' {
-                        break;
+                        None => self.pos = self.end,
                     }
                 }
             }
             _ => loop {
-                if self.pos >= self.buf.len() {
+                if self.pos >= self.end {
                     if !refill!() {
                         // A scalar may end the document.
                         break;
@@ -449,7 +545,7 @@ impl<R: Read> Walker<R> {
     /// declines, for the caller's general path.
     pub fn try_take<T>(&mut self, read: impl FnOnce(&[u8]) -> Option<(T, usize)>) -> Option<T> {
         self.peek()?;
-        let rest = &self.buf[self.pos..];
+        let rest = &self.buf[self.pos..self.end];
         let (v, n) = read(rest)?;
         if n == 0 || n >= rest.len() {
             return None;
@@ -541,5 +637,75 @@ mod tests {
         assert!(w.next_element(false).unwrap());
         assert_eq!(w.capture().unwrap(), b"123");
         assert!(!w.next_element(false).unwrap());
+    }
+
+    /// The 64-byte scan finds the closing quote the byte-at-a-time scan
+    /// finds, whatever the runs of backslashes and wherever blocks split.
+    #[test]
+    fn string_end_matches_the_plain_scan() {
+        fn plain(b: &[u8], escaped: &mut bool) -> Option<usize> {
+            for (i, &c) in b.iter().enumerate() {
+                if *escaped {
+                    *escaped = false;
+                } else if c == b'\\' {
+                    *escaped = true;
+                } else if c == b'"' {
+                    return Some(i);
+                }
+            }
+            None
+        }
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..20_000 {
+            let len = (next() % 300) as usize;
+            let quote_every = 2 + next() % 60;
+            let b: Vec<u8> = (0..len)
+                .map(|_| match next() % quote_every {
+                    0 => b'"',
+                    1 | 2 => b'\\',
+                    _ => b'a' + (next() % 3) as u8,
+                })
+                .collect();
+            let start_escaped = round % 3 == 0;
+            let (mut e1, mut e2) = (start_escaped, start_escaped);
+            let got = string_end(&b, &mut e1);
+            let want = plain(&b, &mut e2);
+            assert_eq!(
+                got,
+                want,
+                "{:?} {start_escaped}",
+                String::from_utf8_lossy(&b)
+            );
+            if want.is_none() {
+                assert_eq!(e1, e2, "{:?}", String::from_utf8_lossy(&b));
+            }
+        }
+    }
+
+    /// Strings with escapes, split across refills at every place.
+    #[test]
+    fn escaped_strings_across_refills() {
+        let text = format!(
+            "[{{\"k\\\"ey\": \"{}\\\\\", \"b\": 1}}, \"{}\"]",
+            "x\\\"y\\\\".repeat(CHUNK / 5),
+            "\\\\\\\"z".repeat(CHUNK / 4)
+        );
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let mut w = Walker::new(text.as_bytes());
+        w.begin_array().unwrap();
+        assert!(w.next_element(true).unwrap());
+        let a: serde_json::Value = serde_json::from_slice(&w.capture().unwrap()).unwrap();
+        assert_eq!(a, v[0]);
+        assert!(w.next_element(false).unwrap());
+        let b: serde_json::Value = serde_json::from_slice(&w.capture().unwrap()).unwrap();
+        assert_eq!(b, v[1]);
+        assert!(!w.next_element(false).unwrap());
+        assert!(w.at_end());
     }
 }
