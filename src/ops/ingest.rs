@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::{Error, Result};
-use crate::db::{self, Mode};
+use crate::db;
 use crate::exit::Exit;
 use crate::ingest::{self, IngestError, Kind, Outcome};
 
@@ -23,7 +23,29 @@ pub struct IngestConfig {
 
 /// Ingests every file in order; the exit status is the worst refusal's.
 pub fn run(c: &IngestConfig, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit> {
-    let mut conn = db::open(&c.db, Mode::ReadWrite)?;
+    // A database this command creates is written without WAL's second copy
+    // and becomes WAL when the command is done (db::open_for_ingest).
+    let (mut conn, fresh) = db::open_for_ingest(&c.db)?;
+    let done = ingest_files(&mut conn, c, out, err);
+    if fresh {
+        // What was ingested is committed either way; a database left in
+        // rollback mode (a reader held it) becomes WAL at its next writing open.
+        if let Err(e) = db::use_wal(&conn, &c.db) {
+            writeln!(
+                err,
+                "warning: {e}; the database switches to WAL at its next ingest"
+            )?;
+        }
+    }
+    done
+}
+
+fn ingest_files(
+    conn: &mut db::Connection,
+    c: &IngestConfig,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Exit> {
     let opts = ingest::Options {
         replace: c.replace,
         progress: true,
@@ -49,7 +71,7 @@ pub fn run(c: &IngestConfig, out: &mut dyn Write, err: &mut dyn Write) -> Result
             .files
             .get(i + 1)
             .and_then(|next| ingest::read_ahead(next, &opts));
-        match ingest::ingest_path_ahead(&mut conn, path, &opts, reading) {
+        match ingest::ingest_path_ahead(conn, path, &opts, reading) {
             Ok(done) => {
                 let what = match done.kind {
                     Kind::Artifact => "artifact",

@@ -336,6 +336,42 @@ fn a_killed_ingest_leaves_a_usable_database() {
 }
 
 #[test]
+fn a_database_an_ingest_creates_ends_in_wal_and_an_existing_one_stays_wal() {
+    // The creating ingest writes without WAL (one copy of each page) and
+    // switches the database to WAL when it is done, for readers beside
+    // later writers.
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("new.db");
+    let mode = |db: &Path| -> String {
+        let conn = rusqlite::Connection::open(db).unwrap();
+        conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap()
+    };
+    let out = ingest(&db, &[&fixtures().join("cases/burst/artifact.jsonl")]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(mode(&db), "wal");
+    assert!(!tmp.path().join("new.db-journal").exists());
+    let out = ingest(&db, &[&fixtures().join("cases/poisson/artifact.jsonl")]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(mode(&db), "wal");
+    // A refused first file still leaves a migrated WAL database behind.
+    let bad_db = tmp.path().join("bad.db");
+    let bad = tmp.path().join("bad.jsonl");
+    std::fs::write(&bad, "{not json\n").unwrap();
+    let out = ingest(&bad_db, &[&bad]);
+    assert!(!out.status.success());
+    assert_eq!(mode(&bad_db), "wal");
+}
+
+#[test]
 fn two_ingests_at_once_both_land() {
     // Both commands create the database at once: the race on its journal mode
     // (taken without SQLite's busy handler) showed in about half the rounds.
