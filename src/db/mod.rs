@@ -227,6 +227,12 @@ pub enum Mode {
 
 /// Opens (creating and migrating as needed) the database at `path`.
 pub fn open(path: &Path, mode: Mode) -> Result<Connection, DbError> {
+    open_with(path, mode, true)
+}
+
+/// [`open`], with `wal: false` leaving a writable database in its journal
+/// mode ([`open_for_ingest`]).
+fn open_with(path: &Path, mode: Mode, wal: bool) -> Result<Connection, DbError> {
     let flags = match mode {
         Mode::ReadWrite => OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
         Mode::ReadOnly => OpenFlags::SQLITE_OPEN_READ_ONLY,
@@ -243,7 +249,7 @@ pub fn open(path: &Path, mode: Mode) -> Result<Connection, DbError> {
         path: path.to_owned(),
         source,
     })?;
-    prepare(conn, path, mode)
+    prepare_with(conn, path, mode, wal)
 }
 
 /// Opens the database an ingest writes, as [`open`] in [`Mode::ReadWrite`],
@@ -264,18 +270,7 @@ pub fn open(path: &Path, mode: Mode) -> Result<Connection, DbError> {
 /// killed process becomes WAL at its next writing open.
 pub fn open_for_ingest(path: &Path) -> Result<(Connection, bool), DbError> {
     let fresh = std::fs::metadata(path).map_or(true, |m| m.len() == 0);
-    if !fresh {
-        return Ok((open(path, Mode::ReadWrite)?, false));
-    }
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-        | OpenFlags::SQLITE_OPEN_CREATE
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        | OpenFlags::SQLITE_OPEN_URI;
-    let conn = Connection::open_with_flags(path, flags).map_err(|source| DbError::Open {
-        path: path.to_owned(),
-        source,
-    })?;
-    Ok((prepare_with(conn, path, Mode::ReadWrite, false)?, true))
+    Ok((open_with(path, Mode::ReadWrite, !fresh)?, fresh))
 }
 
 /// Switches a database [`open_for_ingest`] created to WAL, for readers to go
@@ -327,8 +322,7 @@ fn prepare(conn: Connection, path: &Path, mode: Mode) -> Result<Connection, DbEr
     prepare_with(conn, path, mode, true)
 }
 
-/// [`prepare`], with `wal: false` leaving a writable database in its
-/// journal mode ([`open_for_ingest`]).
+/// [`prepare`], `wal` as in [`open_with`].
 fn prepare_with(
     mut conn: Connection,
     path: &Path,

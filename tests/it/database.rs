@@ -347,21 +347,18 @@ fn a_database_an_ingest_creates_ends_in_wal_and_an_existing_one_stays_wal() {
         conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))
             .unwrap()
     };
-    let out = ingest(&db, &[&fixtures().join("cases/burst/artifact.jsonl")]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(mode(&db), "wal");
-    assert!(!tmp.path().join("new.db-journal").exists());
-    let out = ingest(&db, &[&fixtures().join("cases/poisson/artifact.jsonl")]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(mode(&db), "wal");
+    // The first ingest creates the database, the second finds it.
+    for case in ["burst", "poisson"] {
+        let artifact = fixtures().join(format!("cases/{case}/artifact.jsonl"));
+        let out = ingest(&db, &[&artifact]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(mode(&db), "wal");
+        assert!(!tmp.path().join("new.db-journal").exists());
+    }
     // A refused first file still leaves a migrated WAL database behind.
     let bad_db = tmp.path().join("bad.db");
     let bad = tmp.path().join("bad.jsonl");
