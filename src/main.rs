@@ -5,6 +5,7 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn main() -> std::process::ExitCode {
-    stormlog::cli::main()
+fn main() {
+    let exit = stormlog::cli::main();
+    stormlog::util::exit_now(exit.code())
 }

@@ -18,7 +18,6 @@ pub mod sql;
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -218,7 +217,8 @@ pub enum InferCommand {
 }
 
 /// Runs the command line and returns the process exit status.
-pub fn main() -> ExitCode {
+/// Runs the command line; the status to exit with (`main` exits).
+pub fn main() -> Exit {
     // No transparent huge pages (util::small_pages says why).
     crate::util::small_pages();
     let cli = match Cli::try_parse() {
@@ -230,7 +230,7 @@ pub fn main() -> ExitCode {
                 Exit::Ok
             };
             let _ = e.print();
-            return code.into();
+            return code;
         }
     };
     let stdout = std::io::stdout();
@@ -245,16 +245,16 @@ pub fn main() -> ExitCode {
         Err(e) => {
             if is_broken_pipe(&e) {
                 // `stormlog report | head` ends quietly.
-                return Exit::Unexpected.into();
+                return Exit::Unexpected;
             }
             let _ = writeln!(err, "Error: {}", e.message);
             e.exit
         }
     };
     if out.flush().is_err() {
-        return Exit::Unexpected.into();
+        return Exit::Unexpected;
     }
-    exit.into()
+    exit
 }
 
 fn is_broken_pipe(e: &crate::ops::Error) -> bool {

@@ -14,7 +14,7 @@ pub mod timings;
 pub use dates::{iso8601_utc, iso8601_utc_signed};
 pub use hashing::{sha256_bytes, sha256_file};
 pub use human::{human_bytes, human_seconds};
-pub use pages::small_pages;
+pub use pages::{exit_now, small_pages};
 pub use progress::progress_bar;
 pub use table::{pad, printable, table};
 pub use timings::Phases;
