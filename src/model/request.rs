@@ -284,6 +284,43 @@ impl Request {
         }
     }
 
+    /// [`Request::empty`] with its string-form fields given (those with a
+    /// default other than absent), every other field absent: what a reader
+    /// filling many requests starts each from, its symbols shared, without
+    /// making defaults only to replace them.
+    pub fn empty_with(
+        seq: i64,
+        case_key: Sym,
+        status: Sym,
+        output_token_source: Sym,
+        arrival_mode: Sym,
+        prompt_mode: Sym,
+    ) -> Self {
+        Request {
+            seq,
+            case_key,
+            status,
+            phase: None,
+            session_id: Scalar::Null,
+            request_id: Value::Null,
+            x_request_id: Value::Null,
+            request_index_is_bool: false,
+            stream: false,
+            output_tokens_is_int: false,
+            held_for_slot: false,
+            chunk_list_len: 0,
+            chunk_gaps: Box::default(),
+            output_token_source,
+            arrival_mode,
+            prompt_mode,
+            prompt_digest: Scalar::Null,
+            prefix_group: Scalar::Null,
+            task: None,
+            numbers: Numbers::default(),
+            wide: None,
+        }
+    }
+
     /// Builds the view from a decoded record.
     pub fn from_record(seq: i64, record: &serde_json::Map<String, Value>) -> Self {
         let mut r = Request::empty(seq);

@@ -352,6 +352,14 @@ impl<'s> Fill<'s> {
     /// `changed`: a bit per column, clear when the value is the row before's
     /// (a pack says so; rows read through SQLite have every bit set).
     fn fill<'v>(&mut self, r: &mut Request, v: &impl Fields<'v>, changed: u64) {
+        *r = self.make(r, v, changed);
+    }
+
+    /// The request of the values `v` (see [`Fill::fill`]), made from
+    /// `blank` (`Request::empty`): its string-form fields where a column
+    /// is null, each shared symbol referenced once, not once for the blank
+    /// and again for the value that replaces it.
+    fn make<'v>(&mut self, blank: &Request, v: &impl Fields<'v>, changed: u64) -> Request {
         let unchanged = |column: usize| changed & (1 << column) == 0;
         let text = |i: usize| {
             v.text(i).map(|t| match std::str::from_utf8(t) {
@@ -359,20 +367,31 @@ impl<'s> Fill<'s> {
                 Err(_) => String::from_utf8_lossy(t).into_owned(),
             })
         };
-        r.seq = v.int(0).unwrap_or_default();
+        let seq = v.int(0).unwrap_or_default();
         self.seqs = Some(match self.seqs {
-            None => (r.seq, r.seq),
+            None => (seq, seq),
             Some((first, last)) => {
-                self.increasing &= r.seq > last;
-                (first, r.seq)
+                self.increasing &= seq > last;
+                (first, seq)
             }
         });
-        if let Some(s) = self.sym(0, v.text(1), unchanged(1)) {
-            r.case_key = s;
-        }
-        if let Some(s) = self.sym(1, v.text(2), unchanged(2)) {
-            r.status = s;
-        }
+        let mut named = |slot: usize, column: usize, default: &Sym| {
+            self.sym(slot, v.text(column), unchanged(column))
+                .unwrap_or_else(|| default.clone())
+        };
+        let case_key = named(0, 1, &blank.case_key);
+        let status = named(1, 2, &blank.status);
+        let output_token_source = named(4, 20, &blank.output_token_source);
+        let arrival_mode = named(5, 21, &blank.arrival_mode);
+        let prompt_mode = named(6, 24, &blank.prompt_mode);
+        let mut r = Request::empty_with(
+            seq,
+            case_key,
+            status,
+            output_token_source,
+            arrival_mode,
+            prompt_mode,
+        );
         r.phase = self.sym(2, v.text(3), unchanged(3));
         r.session_id = self
             .sym(3, v.text(4), unchanged(4))
@@ -407,17 +426,8 @@ impl<'s> Fill<'s> {
                 r.apply(key, &Value::from(i));
             }
         }
-        if let Some(s) = self.sym(4, v.text(20), unchanged(20)) {
-            r.output_token_source = s;
-        }
-        if let Some(s) = self.sym(5, v.text(21), unchanged(21)) {
-            r.arrival_mode = s;
-        }
         r.held_for_slot = v.int(22).is_some_and(|i| i != 0);
         r.set_in_flight_at_dispatch(v.real(23));
-        if let Some(s) = self.sym(6, v.text(24), unchanged(24)) {
-            r.prompt_mode = s;
-        }
         r.prompt_digest = self
             .sym(8, v.text(25), unchanged(25))
             .map_or(Scalar::Null, Scalar::Str);
@@ -461,6 +471,7 @@ impl<'s> Fill<'s> {
                 }
             }
         }
+        r
     }
 }
 
@@ -737,9 +748,7 @@ impl Segments<'_> {
                 let Some(slot) = slots.get_mut(i) else {
                     return false;
                 };
-                let mut r = blank.clone();
-                fill.fill(&mut r, &row, changed);
-                slot.write(r);
+                slot.write(fill.make(&blank, &row, changed));
                 i += 1;
                 true
             });
