@@ -137,7 +137,68 @@ fn number(b: &[u8]) -> Option<(f64, usize)> {
         };
         return Some((if neg { -v } else { v }, i));
     }
+    if digits <= 19 {
+        if let Some(v) = exact(m, exp) {
+            return Some((if neg { -v } else { v }, i));
+        }
+    }
     Some((float_of(&b[..i])?, i))
+}
+
+/// `m` × 10^`exp` rounded to the nearest f64 (ties to even) by integer
+/// arithmetic, for the values whose digits the fast path cannot take
+/// (17-digit fractions, as Python writes a float): the quotient of `m`
+/// shifted by `s` and 10^-exp, or the product `m` × 10^exp, in a u128,
+/// then rounded to 53 bits with what is left over. None (the standard
+/// library's parse then) when the numbers do not fit a u128.
+fn exact(m: u64, exp: i64) -> Option<f64> {
+    if m == 0 {
+        return Some(0.0);
+    }
+    let lm = i64::from(64 - m.leading_zeros());
+    // The integer to round, a power of two it is scaled by, and whether
+    // anything non-zero was left below it.
+    let (n, scale, sticky) = if exp >= 0 {
+        let p = 10u128.checked_pow(u32::try_from(exp).ok()?)?;
+        (u128::from(m).checked_mul(p)?, 0i64, false)
+    } else {
+        let d = 10u128.checked_pow(u32::try_from(-exp).ok()?)?;
+        let ld = i64::from(128 - d.leading_zeros());
+        // m·2^s / d lands in [2^54, 2^56): at least 55 bits.
+        let s = 55 + ld - lm;
+        if s < 0 || lm + s > 127 {
+            return None;
+        }
+        let shifted = u128::from(m) << s;
+        (shifted / d, -s, shifted % d != 0)
+    };
+    let bits = i64::from(128 - n.leading_zeros());
+    let (mut mant, mut e) = if bits <= 53 {
+        // Exact (no bits dropped, none left below).
+        if sticky {
+            return None;
+        }
+        (n as u64, scale)
+    } else {
+        let drop = bits - 53;
+        let kept = (n >> drop) as u64;
+        let rest = n & ((1u128 << drop) - 1);
+        let half = 1u128 << (drop - 1);
+        let up = rest > half || (rest == half && (sticky || kept & 1 == 1));
+        (kept + u64::from(up), scale + drop)
+    };
+    if mant == 1 << 53 {
+        mant >>= 1;
+        e += 1;
+    }
+    // mant < 2^53 is exact; × 2^e is exact while 2^e and the result stay
+    // normal (always, for what fits the u128 above).
+    if !(-1022..=1023).contains(&e) {
+        return None;
+    }
+    let two = f64::from_bits(((1023 + e) as u64) << 52);
+    let v = mant as f64 * two;
+    v.is_normal().then_some(v)
 }
 
 /// A finite f64 from the number's text (None: out of range, or not ASCII).
@@ -435,9 +496,19 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
-        for _ in 0..200_000 {
+        for _ in 0..400_000 {
             let r = next();
-            let t = match r % 4 {
+            let t = match r % 7 {
+                // Gaps of about a millisecond, as vLLM's itls.
+                4 => format!("{:?}", f64::from_bits(next()).abs() % 0.01),
+                // 19 significant digits, and 16 to 18: the exact path's
+                // roundings, near halfway cases included.
+                5 => format!(
+                    "{:.*e}",
+                    15 + (next() % 4) as usize,
+                    f64::from_bits(next() >> 2)
+                ),
+                6 => format!("{}e-{}", next() % 10_000_000_000_000_000_000, next() % 40),
                 // Python's repr of a float, as the tools write them.
                 0 => format!("{:?}", f64::from_bits(next()).abs() % 1e6),
                 1 => format!("{}", (next() % 100_000_000) as f64 / 1e8),
