@@ -473,12 +473,8 @@ mod tests {
     /// lists, and wrong lists at many places.
     #[test]
     fn lists_read_as_the_element_by_element_read() {
-        fn both(
-            doc: &str,
-        ) -> (
-            Result<Vec<Vec<f64>>, FormatError>,
-            Result<Vec<Vec<f64>>, FormatError>,
-        ) {
+        type Read = Result<Vec<Vec<f64>>, FormatError>;
+        fn both(doc: &str) -> (Read, Read) {
             let mut w = Walker::new(doc.as_bytes());
             let fast = lists(&mut w, "itls");
             let mut w = Walker::new(doc.as_bytes());
