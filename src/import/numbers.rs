@@ -78,7 +78,7 @@ fn number(b: &[u8]) -> Option<(f64, usize)> {
                 break;
             }
             *m = m.wrapping_mul(10).wrapping_add(u64::from(d));
-            *n += 1;
+            *n = n.saturating_add(1);
             i += 1;
         }
         i
