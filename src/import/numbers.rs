@@ -54,6 +54,153 @@ fn number_len(b: &[u8]) -> Option<(usize, bool)> {
     Some((i, integer))
 }
 
+/// Powers of ten an f64 holds exactly.
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// The JSON number at the start of `b` as a finite f64, and its length,
+/// in one pass: the digits are gathered as they are checked. A number of
+/// at most 2^53 significant value scaled by at most 10^22 is exact in an
+/// f64 on both sides, so one multiplication or division rounds it
+/// correctly (Clinger's fast path, the first step of the standard
+/// library's own parse); any other goes to the standard library (which
+/// rounds correctly, as serde_json's `float_roundtrip` does). None: not a
+/// number, or out of range.
+fn number(b: &[u8]) -> Option<(f64, usize)> {
+    /// Gathers the digits from `i` into `m` (wrapping past 19, which
+    /// `n` then says), to the first byte that is not a digit.
+    fn run(b: &[u8], mut i: usize, m: &mut u64, n: &mut u32) -> usize {
+        while let Some(&c) = b.get(i) {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            *m = m.wrapping_mul(10).wrapping_add(u64::from(d));
+            *n = n.saturating_add(1);
+            i += 1;
+        }
+        i
+    }
+    let neg = b.first() == Some(&b'-');
+    let mut i = usize::from(neg);
+    // The significant digits (leading zeros left out) and their count.
+    let mut m: u64 = 0;
+    let mut digits: u32 = 0;
+    let mut exp: i64 = 0;
+    match b.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => i = run(b, i, &mut m, &mut digits),
+        _ => return None,
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        let from = i;
+        if m == 0 {
+            while b.get(i) == Some(&b'0') {
+                i += 1;
+            }
+        }
+        i = run(b, i, &mut m, &mut digits);
+        if i == from {
+            return None;
+        }
+        exp -= (i - from) as i64;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        let minus = b.get(i) == Some(&b'-');
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let from = i;
+        let mut e: i64 = 0;
+        while let Some(&c @ b'0'..=b'9') = b.get(i) {
+            // Saturated: any exponent this large is out of the fast path.
+            if e < 100_000 {
+                e = e * 10 + i64::from(c - b'0');
+            }
+            i += 1;
+        }
+        if i == from {
+            return None;
+        }
+        exp += if minus { -e } else { e };
+    }
+    if digits <= 19 && m <= 1 << 53 && (-22..=22).contains(&exp) {
+        let v = m as f64;
+        let v = if exp < 0 {
+            v / POW10[exp.unsigned_abs() as usize]
+        } else {
+            v * POW10[exp as usize]
+        };
+        return Some((if neg { -v } else { v }, i));
+    }
+    if digits <= 19 {
+        if let Some(v) = exact(m, exp) {
+            return Some((if neg { -v } else { v }, i));
+        }
+    }
+    Some((float_of(&b[..i])?, i))
+}
+
+/// `m` × 10^`exp` rounded to the nearest f64 (ties to even) by integer
+/// arithmetic, for the values whose digits the fast path cannot take
+/// (17-digit fractions, as Python writes a float): the quotient of `m`
+/// shifted by `s` and 10^-exp, or the product `m` × 10^exp, in a u128,
+/// then rounded to 53 bits with what is left over. None (the standard
+/// library's parse then) when the numbers do not fit a u128.
+fn exact(m: u64, exp: i64) -> Option<f64> {
+    if m == 0 {
+        return Some(0.0);
+    }
+    let lm = i64::from(64 - m.leading_zeros());
+    // The integer to round, a power of two it is scaled by, and whether
+    // anything non-zero was left below it.
+    let (n, scale, sticky) = if exp >= 0 {
+        let p = 10u128.checked_pow(u32::try_from(exp).ok()?)?;
+        (u128::from(m).checked_mul(p)?, 0i64, false)
+    } else {
+        let d = 10u128.checked_pow(u32::try_from(-exp).ok()?)?;
+        let ld = i64::from(128 - d.leading_zeros());
+        // m·2^s / d lands in [2^54, 2^56): at least 55 bits.
+        let s = 55 + ld - lm;
+        if s < 0 || lm + s > 127 {
+            return None;
+        }
+        let shifted = u128::from(m) << s;
+        (shifted / d, -s, shifted % d != 0)
+    };
+    let bits = i64::from(128 - n.leading_zeros());
+    let (mut mant, mut e) = if bits <= 53 {
+        // Exact (no bits dropped, none left below).
+        if sticky {
+            return None;
+        }
+        (n as u64, scale)
+    } else {
+        let drop = bits - 53;
+        let kept = (n >> drop) as u64;
+        let rest = n & ((1u128 << drop) - 1);
+        let half = 1u128 << (drop - 1);
+        let up = rest > half || (rest == half && (sticky || kept & 1 == 1));
+        (kept + u64::from(up), scale + drop)
+    };
+    if mant == 1 << 53 {
+        mant >>= 1;
+        e += 1;
+    }
+    // mant < 2^53 is exact; × 2^e is exact while 2^e and the result stay
+    // normal (always, for what fits the u128 above).
+    if !(-1022..=1023).contains(&e) {
+        return None;
+    }
+    let two = f64::from_bits(((1023 + e) as u64) << 52);
+    let v = mant as f64 * two;
+    v.is_normal().then_some(v)
+}
+
 /// A finite f64 from the number's text (None: out of range, or not ASCII).
 fn float_of(text: &[u8]) -> Option<f64> {
     let s = std::str::from_utf8(text).ok()?;
@@ -79,9 +226,9 @@ pub fn opt_f64(b: &[u8]) -> Option<(Option<f64>, usize)> {
     if null_at(b) {
         return Some((None, 4));
     }
-    let (n, _) = number_len(b)?;
+    let (v, n) = number(b)?;
     ends(b, n).then_some(())?;
-    Some((Some(float_of(&b[..n])?), n))
+    Some((Some(v), n))
 }
 
 /// An integer (as serde reads an i64: no fraction or exponent) or `null`.
@@ -121,10 +268,23 @@ fn is_ws(c: u8) -> bool {
 /// A list of numbers (`[0.1, 2e-3]`) at the start of `b`, and the bytes it
 /// takes (None: anything else, `null` included, is left to serde).
 pub fn f64_list(b: &[u8]) -> Option<(Vec<f64>, usize)> {
+    let (out, n) = list_at(b)?;
+    ends(b, n).then_some((out, n))
+}
+
+/// A list of numbers that is all of `b` (a flat list the walker has
+/// delimited, nothing after it); None: anything else, left to serde.
+pub fn flat_f64_list(b: &[u8]) -> Option<Vec<f64>> {
+    let (out, n) = list_at(b)?;
+    (n == b.len()).then_some(out)
+}
+
+/// The list of numbers at the start of `b` and the bytes it takes, with
+/// room for exactly its numbers (one more than its commas).
+fn list_at(b: &[u8]) -> Option<(Vec<f64>, usize)> {
     if b.first() != Some(&b'[') {
         return None;
     }
-    let mut out = Vec::new();
     let mut i = 1;
     let skip = |i: &mut usize| {
         while *i < b.len() && is_ws(b[*i]) {
@@ -133,17 +293,19 @@ pub fn f64_list(b: &[u8]) -> Option<(Vec<f64>, usize)> {
     };
     skip(&mut i);
     if b.get(i) == Some(&b']') {
-        return ends(b, i + 1).then_some((out, i + 1));
+        return Some((Vec::new(), i + 1));
     }
+    let close = memchr::memchr(b']', b).unwrap_or(b.len());
+    let mut out = Vec::with_capacity(memchr::memchr_iter(b',', &b[..close]).count() + 1);
     loop {
         skip(&mut i);
-        let (n, _) = number_len(&b[i..])?;
-        out.push(float_of(&b[i..i + n])?);
+        let (v, n) = number(&b[i..])?;
+        out.push(v);
         i += n;
         skip(&mut i);
         match b.get(i) {
             Some(b',') => i += 1,
-            Some(b']') => return ends(b, i + 1).then_some((out, i + 1)),
+            Some(b']') => return Some((out, i + 1)),
             _ => return None,
         }
     }
@@ -258,5 +420,135 @@ mod tests {
         }
         assert_eq!(opt_string(b"\"x\","), Some((Some("x".to_owned()), 3)));
         assert_eq!(opt_string(b"\"a\\nb\","), None);
+    }
+
+    /// The one-pass number read gives the standard library's value, bit for
+    /// bit, and the grammar's length, on hand-picked and generated texts.
+    #[test]
+    fn number_agrees_with_the_standard_parse() {
+        fn check(t: &str) {
+            let doc = format!("{t},");
+            let want = serde_json::from_str::<f64>(t).ok();
+            match number(doc.as_bytes()) {
+                Some((v, n)) if n == t.len() => {
+                    assert_eq!(Some(v.to_bits()), want.map(f64::to_bits), "{t}");
+                    assert_eq!(v.to_bits(), t.parse::<f64>().unwrap().to_bits(), "{t}");
+                }
+                // A number followed by more (`01`, `1.e3`): not one number.
+                Some(_) => assert!(want.is_none(), "{t}"),
+                // Declined: not a JSON number, or out of range.
+                None => assert!(want.is_none_or(|w| !w.is_finite()), "{t}"),
+            }
+        }
+        for t in [
+            "0",
+            "-0",
+            "0.0",
+            "-0.0",
+            "1",
+            "-1",
+            "64",
+            "875.899437872",
+            "0.0017722369999546572",
+            "0.1",
+            "0.2",
+            "0.3",
+            "1e22",
+            "1e23",
+            "9007199254740992",
+            "9007199254740993",
+            "9007199254740993.0",
+            "1234567890123456789",
+            "12345678901234567890",
+            "1e-22",
+            "1.5e-22",
+            "4.9e-324",
+            "1.7976931348623157e308",
+            "1.8e308",
+            "1e-400",
+            "1E+2",
+            "1e+0",
+            "-2.5E-3",
+            "100e-2",
+            "0.000000000000000000000000001",
+            "123.456e-5",
+            "1e99999999999999999999",
+            "1e-99999999999999999999",
+            "00",
+            "01",
+            "1.",
+            ".1",
+            "-",
+            "--1",
+            "1e",
+            "1e+",
+            "+1",
+            "0x10",
+            "1.e3",
+            "-.5",
+        ] {
+            check(t);
+        }
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..400_000 {
+            let r = next();
+            let t = match r % 7 {
+                // Gaps of about a millisecond, as vLLM's itls.
+                4 => format!("{:?}", f64::from_bits(next()).abs() % 0.01),
+                // 19 significant digits, and 16 to 18: the exact path's
+                // roundings, near halfway cases included.
+                5 => format!(
+                    "{:.*e}",
+                    15 + (next() % 4) as usize,
+                    f64::from_bits(next() >> 2)
+                ),
+                6 => format!("{}e-{}", next() % 10_000_000_000_000_000_000, next() % 40),
+                // Python's repr of a float, as the tools write them.
+                0 => format!("{:?}", f64::from_bits(next()).abs() % 1e6),
+                1 => format!("{}", (next() % 100_000_000) as f64 / 1e8),
+                2 => format!(
+                    "{}{}.{}e{}",
+                    if r & 16 == 0 { "-" } else { "" },
+                    next() % 1_000_000_000_000,
+                    next() % 10_000_000,
+                    (next() % 60) as i64 - 30
+                ),
+                _ => format!("{}", next() >> (next() % 64)),
+            };
+            if !t.contains("NaN") && !t.contains("inf") {
+                check(&t);
+            }
+        }
+    }
+
+    #[test]
+    fn flat_lists_read_whole_slices_only() {
+        assert_eq!(flat_f64_list(b"[0.5, 1e-3]"), Some(vec![0.5, 0.001]));
+        assert_eq!(flat_f64_list(b"[ ]"), Some(vec![]));
+        assert_eq!(flat_f64_list(b"[\n-1 ,\t2\r\n]"), Some(vec![-1.0, 2.0]));
+        assert_eq!(flat_f64_list(b"[1,2]"), Some(vec![1.0, 2.0]));
+        for bad in [
+            &b"[1,]"[..],
+            b"[,1]",
+            b"[1 2]",
+            b"[1e400]",
+            b"[01]",
+            b"[1",
+            b"[1] ",
+            b"[1],",
+            b"[]]",
+            b"",
+            b"1",
+        ] {
+            assert_eq!(flat_f64_list(bad), None, "{}", String::from_utf8_lossy(bad));
+        }
+        let v = flat_f64_list(b"[1, 2, 3]").unwrap();
+        assert_eq!(v.capacity(), 3);
     }
 }

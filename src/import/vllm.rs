@@ -81,6 +81,74 @@ fn array<T: serde::de::DeserializeOwned, R: Read>(
     Ok(out)
 }
 
+/// Lists of seconds (`itls`, the bulk of a detailed result), read as
+/// [`array`] reads them, the same values and errors, but the lists a
+/// buffer holds whole ([`Walker::lists_ahead`]) are parsed on all cores;
+/// from the first the fast read declines, the element-by-element read
+/// goes on (serde, and a wrong list named by its index).
+fn lists<R: Read>(w: &mut Walker<R>, key: &str) -> Result<Vec<Vec<f64>>, FormatError> {
+    use rayon::prelude::*;
+    const WHAT: &str = "lists of seconds";
+    if w.null()? {
+        return Ok(Vec::new());
+    }
+    if !matches!(w.peek(), Some(b'[') | None) {
+        let e = w.error(format!("expected a list of {WHAT}"));
+        return Err(FormatError::new(key, e.to_string()));
+    }
+    w.begin_array()?;
+    let mut out: Vec<Vec<f64>> = Vec::new();
+    let mut first = true;
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    while w.next_element(first)? {
+        first = false;
+        let run = w.lists_ahead();
+        // Each list of the run: from its `[` to the `]` after it.
+        spans.clear();
+        let mut at = 0;
+        while let Some(open) = memchr::memchr(b'[', &run[at..]).map(|k| at + k) {
+            let Some(close) = memchr::memchr(b']', &run[open..]).map(|k| open + k) else {
+                break;
+            };
+            spans.push((open, close + 1));
+            at = close + 1;
+        }
+        if !spans.is_empty() {
+            let parsed: Vec<Option<Vec<f64>>> = spans
+                .par_iter()
+                .with_min_len(256)
+                .map(|&(a, b)| num::flat_f64_list(&run[a..b]))
+                .collect();
+            // The lists read up to the first that is not a plain list of
+            // numbers: that one, and the rest, take the general path.
+            let good = parsed.iter().take_while(|p| p.is_some()).count();
+            out.extend(parsed.into_iter().take(good).flatten());
+            if good > 0 {
+                let end = spans[good - 1].1;
+                w.consume(end);
+                continue;
+            }
+        }
+        if let Some(one) = w.try_take(num::f64_list) {
+            out.push(one);
+            continue;
+        }
+        match serde_json::from_slice::<Vec<f64>>(w.value_bytes()?) {
+            Ok(one) => out.push(one),
+            Err(_) if w.at_end() => {
+                w.next_element(false)?;
+            }
+            Err(e) => {
+                return Err(FormatError::new(
+                    format!("{key}[{}]", out.len()),
+                    format!("{e}; expected one of a list of {WHAT}"),
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Reads a result file.
 pub fn parse(reader: impl Read) -> Result<Import, FormatError> {
     let mut w = Walker::new(reader);
@@ -100,7 +168,7 @@ pub fn parse(reader: impl Read) -> Result<Import, FormatError> {
             "input_lens" => a.input_lens = Some(array(&mut w, &key, "integers", num::opt_i64)?),
             "output_lens" => a.output_lens = Some(array(&mut w, &key, "integers", num::opt_i64)?),
             "ttfts" => a.ttfts = Some(array(&mut w, &key, "seconds", num::opt_f64)?),
-            "itls" => a.itls = Some(array(&mut w, &key, "lists of seconds", num::f64_list)?),
+            "itls" => a.itls = Some(lists(&mut w, &key)?),
             "latencies" => a.latencies = Some(array(&mut w, &key, "seconds", num::opt_f64)?),
             "start_times" => a.start_times = Some(array(&mut w, &key, "seconds", num::opt_f64)?),
             "errors" => a.errors = Some(array(&mut w, &key, "strings", num::opt_string)?),
@@ -396,6 +464,92 @@ mod tests {
             // Cut inside the nesting too.
             let cut = &doc[..doc.len() / 2];
             assert!(parse_str(cut).unwrap_err().message.contains("cut short"));
+        }
+    }
+
+    /// The parallel read of `itls` gives what the element-by-element read
+    /// gives, values and errors, wherever the buffer's refills cut the
+    /// runs: long documents of odd blanks, exponents, negatives, empty
+    /// lists, and wrong lists at many places.
+    #[test]
+    fn lists_read_as_the_element_by_element_read() {
+        type Read = Result<Vec<Vec<f64>>, FormatError>;
+        fn both(doc: &str) -> (Read, Read) {
+            let mut w = Walker::new(doc.as_bytes());
+            let fast = lists(&mut w, "itls");
+            let mut w = Walker::new(doc.as_bytes());
+            let slow = array(&mut w, "itls", "lists of seconds", num::f64_list);
+            (fast, slow)
+        }
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let blanks = [" ", "", "\n", "\t", "\r\n  "];
+        let mut elements = Vec::new();
+        for _ in 0..60_000 {
+            let n = next() % 12;
+            let b = blanks[(next() % 5) as usize];
+            let nums: Vec<String> = (0..n)
+                .map(|_| match next() % 5 {
+                    0 => format!("{:?}", (next() % 10_000_000) as f64 / 1e9),
+                    1 => format!("-{}e-{}", next() % 1000, next() % 30),
+                    2 => format!("{}E+{}", next() % 1000, next() % 20),
+                    3 => format!("{}", next() % 100),
+                    _ => format!("{:?}", f64::from_bits(next()).abs() % 10.0),
+                })
+                .filter(|t| !t.contains("NaN"))
+                .collect();
+            elements.push(format!("[{b}{}{b}]", nums.join(&format!("{b},{b}"))));
+        }
+        let good = format!("[{}]", elements.join(", "));
+        let (fast, slow) = both(&good);
+        let fast = fast.unwrap();
+        assert_eq!(fast.len(), 60_000);
+        let bits = |v: &Vec<Vec<f64>>| -> Vec<Vec<u64>> {
+            v.iter()
+                .map(|l| l.iter().map(|x| x.to_bits()).collect())
+                .collect()
+        };
+        assert_eq!(bits(&fast), bits(&slow.unwrap()));
+        // Wrong lists (and other values) at places across the refills.
+        for (k, bad) in [
+            "[1,,2]", "[01]", "[1e400]", "[1 2]", "null", "[[1]]", "[\"1\"]", "[1]x", "{}", "[-]",
+            "[1.]", "[true]",
+        ]
+        .iter()
+        .enumerate()
+        {
+            for at in [0, 1, 4_999 + k * 3_001, 59_999] {
+                let mut e = elements.clone();
+                e[at] = (*bad).to_owned();
+                let doc = format!("[{}]", e.join(","));
+                let (fast, slow) = both(&doc);
+                match (fast, slow) {
+                    (Ok(f), Ok(s)) => assert_eq!(bits(&f), bits(&s), "{bad} at {at}"),
+                    (Err(f), Err(s)) => {
+                        assert_eq!(
+                            (f.at.as_str(), f.message.as_str()),
+                            (s.at.as_str(), s.message.as_str()),
+                            "{bad} at {at}"
+                        );
+                        if !bad.starts_with('[') || *bad == "[1]x" {
+                            continue;
+                        }
+                        assert_eq!(f.at, format!("itls[{at}]"), "{bad}");
+                    }
+                    (f, s) => panic!("{bad} at {at}: {:?} vs {:?}", f.err(), s.err()),
+                }
+            }
+        }
+        // Cut anywhere in a long document: the same refusal.
+        for cut in [good.len() / 3, good.len() / 2 + 7, good.len() - 2] {
+            let (fast, slow) = both(&good[..cut]);
+            let (f, s) = (fast.unwrap_err(), slow.unwrap_err());
+            assert_eq!((f.at, f.message), (s.at, s.message), "cut at {cut}");
         }
     }
 }

@@ -554,6 +554,61 @@ impl<R: Read> Walker<R> {
         Some(v)
     }
 
+    /// The lists from the element the walk is at on (`[0.1, 2e-3], [],
+    /// [5]`) that the buffer holds whole, borrowed from it, for a caller
+    /// that reads many at once; nothing is consumed ([`Walker::consume`]
+    /// goes on after those the caller read). Each list runs from its `[` to
+    /// the first `]`, `"` or `[` after it, and is taken only when that is a
+    /// `]` and the buffer also holds the `,` or `]` after it (blanks
+    /// between): the run stops before any other value, and before a list a
+    /// refill or the end of the file cuts. A list whose bytes the caller
+    /// reads as a list of numbers ends exactly where [`Walker::value_bytes`]
+    /// would end it; any other, the caller leaves to the general path.
+    /// Empty when the element is no such list.
+    pub fn lists_ahead(&mut self) -> &[u8] {
+        if self.peek().is_none() {
+            return &[];
+        }
+        let b = &self.buf[..self.end];
+        let start = self.pos;
+        let mut taken = start;
+        let mut i = start;
+        while b.get(i) == Some(&b'[') {
+            match memchr::memchr3(b']', b'"', b'[', &b[i + 1..]) {
+                Some(k) if b[i + 1 + k] == b']' => {
+                    let close = i + 1 + k;
+                    let mut j = close + 1;
+                    while matches!(b.get(j), Some(b' ' | b'\n' | b'\r' | b'\t')) {
+                        j += 1;
+                    }
+                    match b.get(j) {
+                        Some(b']') => {
+                            taken = close + 1;
+                            break;
+                        }
+                        Some(b',') => {
+                            taken = close + 1;
+                            j += 1;
+                            while matches!(b.get(j), Some(b' ' | b'\n' | b'\r' | b'\t')) {
+                                j += 1;
+                            }
+                            i = j;
+                        }
+                        _ => break,
+                    }
+                }
+                _ => break,
+            }
+        }
+        &self.buf[start..taken]
+    }
+
+    /// Steps over `n` bytes of what [`Walker::lists_ahead`] gave (whole
+    /// lists, read by the caller); the walk goes on at the separator after.
+    pub fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.end);
+    }
+
     /// The next value's bytes, borrowed from the buffer (valid until the
     /// walk goes on): no copy, for a typed parse of each element of a long
     /// array.
@@ -707,5 +762,38 @@ mod tests {
         assert_eq!(b, v[1]);
         assert!(!w.next_element(false).unwrap());
         assert!(w.at_end());
+    }
+
+    #[test]
+    fn lists_ahead_stops_before_anything_else() {
+        let doc = br#"[[1, 2], [ ],[3e-1] , ["x"], [4]]"#;
+        let mut w = Walker::new(&doc[..]);
+        w.begin_array().unwrap();
+        assert!(w.next_element(true).unwrap());
+        let run = w.lists_ahead().to_vec();
+        assert_eq!(run, br#"[1, 2], [ ],[3e-1]"#);
+        // Nothing consumed until the caller says.
+        assert_eq!(w.lists_ahead(), &run[..]);
+        w.consume(run.len());
+        assert!(w.next_element(false).unwrap());
+        assert_eq!(w.lists_ahead(), b"");
+        assert_eq!(w.capture().unwrap(), br#"["x"]"#);
+        assert!(w.next_element(false).unwrap());
+        assert_eq!(w.lists_ahead(), b"[4]");
+        w.consume(3);
+        assert!(!w.next_element(false).unwrap());
+        // A list the buffer does not hold with what follows it: left.
+        for cut in [
+            &b"[[1, 2]"[..],
+            b"[[1, 2] ",
+            b"[[1, 2",
+            b"[[1, [2]]]",
+            b"[[1]x]",
+        ] {
+            let mut w = Walker::new(cut);
+            w.begin_array().unwrap();
+            assert!(w.next_element(true).unwrap());
+            assert_eq!(w.lists_ahead(), b"", "{}", String::from_utf8_lossy(cut));
+        }
     }
 }

@@ -325,7 +325,8 @@ fn read_aiperf(path: &Path, reader: impl Read + Send) -> Result<Vec<aiperf::Pars
     let read = std::thread::scope(|scope| -> Result<Result<(), String>, IngestError> {
         let (send, recv) = std::sync::mpsc::sync_channel::<Batch>(2);
         let lines = scope.spawn(move || -> std::io::Result<Result<(), String>> {
-            let mut lines = Lines::new(BufReader::with_capacity(1 << 20, reader));
+            // Not hashed here: store_original hashes the same bytes.
+            let mut lines = Lines::hashing(BufReader::with_capacity(1 << 20, reader), false);
             loop {
                 let mut batch: Batch = Vec::with_capacity(AIPERF_BATCH);
                 while batch.len() < AIPERF_BATCH {
