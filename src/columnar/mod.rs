@@ -388,7 +388,7 @@ impl Batch {
     /// the writer checks each column's bytes once, and a value that is not
     /// UTF-8 is written as `String::from_utf8_lossy` makes it (as a `&str`
     /// made that way would have gone in).
-    #[inline]
+    #[inline(always)]
     pub fn push_bytes(&mut self, i: usize, bytes: &[u8]) -> Result<(), TypeMismatch> {
         let col = &mut self.columns[i];
         if let Values::Text { data, ends } = &mut col.values {
@@ -403,7 +403,7 @@ impl Batch {
     /// Sets column `i` of the row being added. Every column is set once per
     /// row, in order, then `end_row` counts it. An integer in a REAL column
     /// is the same number and goes in as one; any other mismatch is refused.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, i: usize, cell: Cell<'_>) -> Result<(), TypeMismatch> {
         let col = &mut self.columns[i];
         match (&mut col.values, cell) {

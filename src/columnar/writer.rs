@@ -93,6 +93,11 @@ fn lossy(data: &[u8], ends: &[usize]) -> (Vec<u8>, Vec<usize>) {
     (out, out_ends)
 }
 
+/// Values the crate's column writer takes per step (its default is 1,024):
+/// a run's column in one step, so its encoder's buffer grows once, not by
+/// doubling per kilo-value, and the per-step page checks run once.
+const WRITE_BATCH: usize = 32 * 1024;
+
 /// Each table's schema and writer properties, made once (a file of a run
 /// is small, and building them per file showed in the profile).
 #[allow(clippy::type_complexity)]
@@ -115,6 +120,7 @@ fn setup(table: &'static TableDef) -> parquet::errors::Result<(Arc<Type>, Arc<Wr
         .set_compression(Compression::SNAPPY)
         .set_dictionary_enabled(false)
         .set_statistics_enabled(EnabledStatistics::None)
+        .set_write_batch_size(WRITE_BATCH)
         .set_created_by(format!("stormlog {}", env!("CARGO_PKG_VERSION")));
     for col in table.columns {
         let path = ColumnPath::from(col.name);
