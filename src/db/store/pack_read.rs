@@ -576,6 +576,10 @@ fn read_segments(
         parts.push(part);
         rest = tail;
     }
+    if !rest.is_empty() {
+        // The groups did not cover every segment: slots no part would write.
+        return Ok(false);
+    }
     let template = Fill::new(spec);
     let job = |conn: &Connection,
                group: std::ops::Range<usize>,
@@ -590,6 +594,9 @@ fn read_segments(
         };
         read.read_into(group, part)
     };
+    // Every part has its job (a reader each but the first, which this
+    // thread reads): the room is held only when each of them wrote its part.
+    let part_count = parts.len();
     let mut jobs = groups.into_iter().zip(parts);
     let Some((first, first_part)) = jobs.next() else {
         return Ok(false);
@@ -625,7 +632,7 @@ fn read_segments(
     // changed with the triggers off either.
     let spans: Option<Vec<(i64, i64)>> = read.into_iter().collect::<Result<_, _>>()?;
     // Some only when every part was read whole: every slot was written.
-    let Some(spans) = spans else {
+    let Some(spans) = spans.filter(|spans| spans.len() == part_count) else {
         return Ok(false);
     };
     hold_written(out, slots);
