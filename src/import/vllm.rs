@@ -57,28 +57,39 @@ fn array<T: serde::de::DeserializeOwned, R: Read>(
     let mut first = true;
     while w.next_element(first)? {
         first = false;
-        // The plain values of the arrays are read directly from the
-        // walker's buffer; anything else (and every error) takes serde's path.
-        if let Some(one) = w.try_take(fast) {
+        if let Some(one) = element(w, key, what, out.len(), fast)? {
             out.push(one);
-            continue;
-        }
-        match serde_json::from_slice::<T>(w.value_bytes()?) {
-            Ok(one) => out.push(one),
-            // A number cut by the end of the file: the file is cut short,
-            // not the element wrong.
-            Err(_) if w.at_end() => {
-                w.next_element(false)?;
-            }
-            Err(e) => {
-                return Err(FormatError::new(
-                    format!("{key}[{}]", out.len()),
-                    format!("{e}; expected one of a list of {what}"),
-                ))
-            }
         }
     }
     Ok(out)
+}
+
+/// The array element the walker is at, number `at` of `key`: its plain
+/// values read directly from the walker's buffer (`fast`), anything else
+/// (and every error) through serde, a wrong element named by its index.
+/// None for a value cut by the end of the file, which is the file cut
+/// short, not the element wrong (the walker says so next).
+fn element<T: serde::de::DeserializeOwned, R: Read>(
+    w: &mut Walker<R>,
+    key: &str,
+    what: &str,
+    at: usize,
+    fast: fn(&[u8]) -> Option<(T, usize)>,
+) -> Result<Option<T>, FormatError> {
+    if let Some(one) = w.try_take(fast) {
+        return Ok(Some(one));
+    }
+    match serde_json::from_slice::<T>(w.value_bytes()?) {
+        Ok(one) => Ok(Some(one)),
+        Err(_) if w.at_end() => {
+            w.next_element(false)?;
+            Ok(None)
+        }
+        Err(e) => Err(FormatError::new(
+            format!("{key}[{at}]"),
+            format!("{e}; expected one of a list of {what}"),
+        )),
+    }
 }
 
 /// Lists of seconds (`itls`, the bulk of a detailed result), read as
@@ -129,21 +140,8 @@ fn lists<R: Read>(w: &mut Walker<R>, key: &str) -> Result<Vec<Vec<f64>>, FormatE
                 continue;
             }
         }
-        if let Some(one) = w.try_take(num::f64_list) {
+        if let Some(one) = element(w, key, WHAT, out.len(), num::f64_list)? {
             out.push(one);
-            continue;
-        }
-        match serde_json::from_slice::<Vec<f64>>(w.value_bytes()?) {
-            Ok(one) => out.push(one),
-            Err(_) if w.at_end() => {
-                w.next_element(false)?;
-            }
-            Err(e) => {
-                return Err(FormatError::new(
-                    format!("{key}[{}]", out.len()),
-                    format!("{e}; expected one of a list of {WHAT}"),
-                ))
-            }
         }
     }
     Ok(out)
@@ -481,13 +479,7 @@ mod tests {
             let slow = array(&mut w, "itls", "lists of seconds", num::f64_list);
             (fast, slow)
         }
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::import::xorshift(0x2545_f491_4f6c_dd1du64);
         let blanks = [" ", "", "\n", "\t", "\r\n  "];
         let mut elements = Vec::new();
         for _ in 0..60_000 {

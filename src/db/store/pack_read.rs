@@ -106,14 +106,9 @@ fn map_pages<T>(room: &mut [std::mem::MaybeUninit<T>]) {
     #[cfg(target_os = "linux")]
     {
         use rayon::prelude::*;
-        const PAGE: usize = 4096;
-        let start = room.as_mut_ptr() as usize;
-        let end = start + std::mem::size_of_val(room);
-        // Whole pages inside the allocation only.
-        let (first, last) = (start.div_ceil(PAGE) * PAGE, end / PAGE * PAGE);
-        if last <= first {
+        let Some((first, last)) = whole_pages(room) else {
             return;
-        }
+        };
         let pages = (last - first) / PAGE;
         let parts = rayon::current_num_threads().clamp(1, 8);
         let per = pages.div_ceil(parts).max(1);
@@ -133,17 +128,24 @@ fn map_pages<T>(room: &mut [std::mem::MaybeUninit<T>]) {
 /// own part of the slots before writing it.
 fn map_pages_here<T>(room: &mut [std::mem::MaybeUninit<T>]) {
     #[cfg(target_os = "linux")]
-    {
-        const PAGE: usize = 4096;
-        let start = room.as_mut_ptr() as usize;
-        let end = start + std::mem::size_of_val(room);
-        let (first, last) = (start.div_ceil(PAGE) * PAGE, end / PAGE * PAGE);
-        if last > first {
-            populate(first, last - first);
-        }
+    if let Some((first, last)) = whole_pages(room) {
+        populate(first, last - first);
     }
     #[cfg(not(target_os = "linux"))]
     let _ = room;
+}
+
+/// The size of a page [`populate`] maps.
+#[cfg(target_os = "linux")]
+const PAGE: usize = 4096;
+
+/// The first and end address of the whole pages inside `room`, if any.
+#[cfg(target_os = "linux")]
+fn whole_pages<T>(room: &mut [std::mem::MaybeUninit<T>]) -> Option<(usize, usize)> {
+    let start = room.as_mut_ptr() as usize;
+    let end = start + std::mem::size_of_val(room);
+    let (first, last) = (start.div_ceil(PAGE) * PAGE, end / PAGE * PAGE);
+    (last > first).then_some((first, last))
 }
 
 /// `madvise(addr, len, MADV_POPULATE_WRITE)`; a refusal changes nothing.
