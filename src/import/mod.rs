@@ -592,6 +592,18 @@ fn first_line_keys_are(line: &str, keys: &[&str]) -> bool {
     keys.iter().all(|k| m.contains_key(*k))
 }
 
+/// A xorshift64 sequence from `seed`: the tests' generated inputs, the same
+/// from run to run.
+#[cfg(test)]
+pub(crate) fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -489,13 +489,7 @@ mod tests {
         ] {
             check(t);
         }
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::import::xorshift(0x9e37_79b9_7f4a_7c15u64);
         for _ in 0..400_000 {
             let r = next();
             let t = match r % 7 {

@@ -710,13 +710,7 @@ mod tests {
             }
             None
         }
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::import::xorshift(0x2545_f491_4f6c_dd1du64);
         for round in 0..20_000 {
             let len = (next() % 300) as usize;
             let quote_every = 2 + next() % 60;
