@@ -39,8 +39,13 @@ pub enum Stored {
     Conflict,
 }
 
-/// Bytes per stored chunk of an original file (SQLite's blobs stop at 1 GB).
-const CHUNK: usize = 8 << 20;
+/// Bytes per stored chunk of an original file: a chunk fits in one 64 KiB
+/// page's cell (at most 65,501 bytes), so it is copied into the page and
+/// nowhere else. At 8 MiB a chunk, SQLite's copy of each bound blob and its
+/// overflow pages were fresh memory every time: storing a 97.7 MB vLLM
+/// result faulted 45,000 more pages and took 0.15 s more CPU (perf stat).
+/// Readers concatenate the chunks in order, whatever their size.
+const CHUNK: usize = 65_000;
 
 /// The provenance of `run_id`, or None when it was not imported.
 pub fn provenance(conn: &Connection, run_id: &str) -> Result<Option<Provenance>, DbError> {
