@@ -24,6 +24,7 @@ pub mod scan;
 pub mod store;
 pub mod tables;
 pub mod telemetry;
+pub mod writeback;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

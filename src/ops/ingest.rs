@@ -26,6 +26,13 @@ pub fn run(c: &IngestConfig, out: &mut dyn Write, err: &mut dyn Write) -> Result
     // A database this command creates is written without WAL's second copy
     // and becomes WAL when the command is done (db::open_for_ingest).
     let (mut conn, fresh) = db::open_for_ingest(&c.db)?;
+    // Its commits sync the whole file: the pages go to the disk while the
+    // ingest goes on instead (db::writeback).
+    let writeback = if fresh {
+        db::writeback::Writeback::start(&c.db)
+    } else {
+        None
+    };
     let done = ingest_files(&mut conn, c, out, err);
     if fresh {
         // What was ingested is committed either way; a database left in
@@ -37,6 +44,10 @@ pub fn run(c: &IngestConfig, out: &mut dyn Write, err: &mut dyn Write) -> Result
             )?;
         }
     }
+    // The connection first: closing the write-back's descriptor would drop
+    // the locks SQLite holds on the file (POSIX), so it closes last.
+    drop(conn);
+    drop(writeback);
     done
 }
 
