@@ -26,13 +26,17 @@ pub fn run(c: &IngestConfig, out: &mut dyn Write, err: &mut dyn Write) -> Result
     // A database this command creates is written without WAL's second copy
     // and becomes WAL when the command is done (db::open_for_ingest).
     let (mut conn, fresh) = db::open_for_ingest(&c.db)?;
-    // Its commits sync the whole file: the pages go to the disk while the
-    // ingest goes on instead (db::writeback).
-    let writeback = if fresh {
-        db::writeback::Writeback::start(&c.db)
+    // A new database's commits sync the whole file, and a WAL database's
+    // checkpoints the log and the file: their pages go to the disk while
+    // the ingest goes on instead (db::writeback).
+    let files = if fresh {
+        vec![c.db.clone()]
     } else {
-        None
+        let mut wal = c.db.clone().into_os_string();
+        wal.push("-wal");
+        vec![c.db.clone(), wal.into()]
     };
+    let writeback = db::writeback::Writeback::start(files);
     let done = ingest_files(&mut conn, c, out, err);
     if fresh {
         // What was ingested is committed either way; a database left in
