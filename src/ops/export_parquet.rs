@@ -370,12 +370,16 @@ mod write {
         // Each run's v_runs row as its hash read it, for runs.parquet.
         let mut run_rows = BTreeMap::new();
         let mut last_checkpoint = std::time::Instant::now();
+        // The workers' files are synced and renamed by threads of their own
+        // (as many as the workers), and are all in place before a manifest
+        // names them.
+        let landing = writer::Landing::new(workers);
         std::thread::scope(|scope| -> Result<(), ParquetError> {
             let (tx, rx) = std::sync::mpsc::channel::<Result<Outcome, ParquetError>>();
             for _ in 0..workers {
                 let tx = tx.clone();
-                let (next, stop, selected, old_hashes, salt, big) =
-                    (&next, &stop, &selected, &old_hashes, &salt, &big);
+                let (next, stop, selected, old_hashes, salt, big, landing) =
+                    (&next, &stop, &selected, &old_hashes, &salt, &big, &landing);
                 scope.spawn(move || {
                     let conn = match db::read::open_for_reading(&cfg.db) {
                         Ok(c) => c,
@@ -390,7 +394,7 @@ mod write {
                             break;
                         };
                         let old = old_hashes.get(id).map(String::as_str);
-                        let r = export_run(&conn, cfg, id, old, salt, big);
+                        let r = export_run(&conn, cfg, id, old, salt, big, landing);
                         let failed = r.is_err();
                         if tx.send(r).is_err() || failed {
                             break;
@@ -422,6 +426,7 @@ mod write {
                         // A killed export still keeps what it finished: the
                         // manifest is brought up to date every few seconds.
                         if last_checkpoint.elapsed() > std::time::Duration::from_secs(5) {
+                            landing.wait()?;
                             finish(&conn, &cfg.dir, &manifest, &run_rows, &mut summary)?;
                             last_checkpoint = std::time::Instant::now();
                         }
@@ -434,6 +439,9 @@ mod write {
             }
             Ok(())
         })?;
+        // Every file written is in place (or the first that is not says why,
+        // and no manifest names what may be missing).
+        landing.wait()?;
         if let Some(e) = failure {
             // What finished is kept: the manifest names it.
             finish(&conn, &cfg.dir, &manifest, &run_rows, &mut summary)?;
@@ -483,6 +491,7 @@ mod write {
         old: Option<&str>,
         salt: &[u8],
         big: &std::sync::Mutex<()>,
+        landing: &writer::Landing,
     ) -> Result<Outcome, ParquetError> {
         let _snapshot = db::export::Snapshot::begin(conn)?;
         // A run not exported before is written whatever its hash: its
@@ -519,7 +528,8 @@ mod write {
             None
         };
         let partition = columnar::partition_dir(id);
-        let (written, counts) = write_run(conn, &cfg.dir, id, &partition, cfg.policy.as_ref())?;
+        let (written, counts) =
+            write_run(conn, &cfg.dir, id, &partition, cfg.policy.as_ref(), landing)?;
         let (hash, row) = match (known, base) {
             (Some(known), _) => known,
             (None, base) => {
@@ -576,6 +586,7 @@ mod write {
         run_id: &str,
         partition: &str,
         policy: Option<&(Policy, PolicySource)>,
+        landing: &writer::Landing,
     ) -> Result<(RunWritten, Option<db::export::RunCounts>), ParquetError> {
         let mut out = RunWritten {
             run_id: run_id.to_owned(),
@@ -595,7 +606,14 @@ mod write {
                         w.write(&batch)?;
                         part = Some(w);
                     }
-                    place(part, &dest, table.name, batch.rows() as u64, &mut out)?;
+                    place(
+                        part,
+                        &dest,
+                        table.name,
+                        batch.rows() as u64,
+                        &mut out,
+                        landing,
+                    )?;
                     continue;
                 }
             }
@@ -612,7 +630,7 @@ mod write {
                     Ok::<(), ParquetError>(())
                 })?;
                 if let Some(served) = packed {
-                    place(part, &dest, table.name, served.requests, &mut out)?;
+                    place(part, &dest, table.name, served.requests, &mut out, landing)?;
                     cases = served.cases;
                     counts = served.counts;
                     continue;
@@ -629,7 +647,7 @@ mod write {
                 w.write(batch)?;
                 Ok::<(), ParquetError>(())
             })?;
-            place(part, &dest, table.name, rows, &mut out)?;
+            place(part, &dest, table.name, rows, &mut out, landing)?;
         }
         let dest = dir.join(SLO_VERDICTS.name).join(partition).join(PART);
         let mut part = None;
@@ -643,22 +661,23 @@ mod write {
                 part = Some(w);
             }
         }
-        place(part, &dest, SLO_VERDICTS.name, rows, &mut out)?;
+        place(part, &dest, SLO_VERDICTS.name, rows, &mut out, landing)?;
         Ok((out, counts))
     }
 
-    /// Renames a finished file into place, or removes the old one where the
-    /// run has no rows now.
+    /// Hands a finished file to `landing` (to be synced and renamed into
+    /// place), or removes the old one where the run has no rows now.
     fn place(
         part: Option<PartWriter>,
         dest: &Path,
         table: &str,
         rows: u64,
         out: &mut RunWritten,
+        landing: &writer::Landing,
     ) -> Result<(), ParquetError> {
         match part {
             Some(w) => {
-                let done = w.finish()?;
+                let done = w.finish_into(landing)?;
                 out.bytes += done.bytes;
                 out.rows.insert(table.to_owned(), rows);
             }
