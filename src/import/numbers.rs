@@ -398,6 +398,15 @@ pub fn opt_i64(b: &[u8]) -> Option<(Option<i64>, usize)> {
     if null_at(b) {
         return Some((None, 4));
     }
+    // A plain count (`64`): its digits, no text made. 18 digits cannot
+    // overflow; any longer, or signed, goes on to the parse below.
+    let n = b.iter().take(19).take_while(|c| c.is_ascii_digit()).count();
+    if (1..=18).contains(&n) && (n == 1 || b[0] != b'0') && ends(b, n) {
+        let v = b[..n]
+            .iter()
+            .fold(0i64, |v, &c| v * 10 + i64::from(c - b'0'));
+        return Some((Some(v), n));
+    }
     match number_len(b) {
         // serde reads `-0` as a float, which an i64 refuses.
         Some((n, true)) if ends(b, n) && !b.starts_with(b"-0") => {
@@ -515,6 +524,14 @@ mod tests {
             "64.0",
             "99999999999999999999",
             "1x",
+            "00",
+            "-5",
+            "123456789012345678",
+            "1234567890123456789",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775808",
+            "64e1",
         ];
         for f in floats {
             let doc = format!("{f},");

@@ -311,6 +311,20 @@ impl<R: Read> Walker<R> {
     /// Whether the array being walked has another element (consuming the
     /// `,` before it, or the closing `]`).
     pub fn next_element(&mut self, first: bool) -> Result<bool, WalkError> {
+        // The common case, a `,` right here and the next element's first
+        // byte in the buffer after blanks: what the general path below
+        // decides, without its three peeks (a 100,000-element array
+        // steps here 100,000 times).
+        if !first && self.buf[..self.end].get(self.pos) == Some(&b',') {
+            let mut j = self.pos + 1;
+            while j < self.end && matches!(self.buf[j], b' ' | b'\n' | b'\r' | b'\t') {
+                j += 1;
+            }
+            if j < self.end {
+                self.pos = j;
+                return Ok(true);
+            }
+        }
         match self.peek() {
             Some(b']') => {
                 self.pos += 1;
@@ -564,8 +578,11 @@ impl<R: Read> Walker<R> {
     /// refill or the end of the file cuts. A list whose bytes the caller
     /// reads as a list of numbers ends exactly where [`Walker::value_bytes`]
     /// would end it; any other, the caller leaves to the general path.
-    /// Empty when the element is no such list.
-    pub fn lists_ahead(&mut self) -> &[u8] {
+    /// Empty when the element is no such list. `spans` is set to each
+    /// list's bytes in what is returned, from its `[` to past its `]`
+    /// (found here already: the caller need not search again).
+    pub fn lists_ahead(&mut self, spans: &mut Vec<(usize, usize)>) -> &[u8] {
+        spans.clear();
         if self.peek().is_none() {
             return &[];
         }
@@ -584,10 +601,12 @@ impl<R: Read> Walker<R> {
                     match b.get(j) {
                         Some(b']') => {
                             taken = close + 1;
+                            spans.push((i - start, taken - start));
                             break;
                         }
                         Some(b',') => {
                             taken = close + 1;
+                            spans.push((i - start, taken - start));
                             j += 1;
                             while matches!(b.get(j), Some(b' ' | b'\n' | b'\r' | b'\t')) {
                                 j += 1;
@@ -764,16 +783,21 @@ mod tests {
         let mut w = Walker::new(&doc[..]);
         w.begin_array().unwrap();
         assert!(w.next_element(true).unwrap());
-        let run = w.lists_ahead().to_vec();
+        let mut spans = Vec::new();
+        let run = w.lists_ahead(&mut spans).to_vec();
         assert_eq!(run, br#"[1, 2], [ ],[3e-1]"#);
+        assert_eq!(spans, [(0, 6), (8, 11), (12, 18)]);
         // Nothing consumed until the caller says.
-        assert_eq!(w.lists_ahead(), &run[..]);
+        assert_eq!(w.lists_ahead(&mut spans), &run[..]);
+        assert_eq!(spans.len(), 3);
         w.consume(run.len());
         assert!(w.next_element(false).unwrap());
-        assert_eq!(w.lists_ahead(), b"");
+        assert_eq!(w.lists_ahead(&mut spans), b"");
+        assert!(spans.is_empty());
         assert_eq!(w.capture().unwrap(), br#"["x"]"#);
         assert!(w.next_element(false).unwrap());
-        assert_eq!(w.lists_ahead(), b"[4]");
+        assert_eq!(w.lists_ahead(&mut spans), b"[4]");
+        assert_eq!(spans, [(0, 3)]);
         w.consume(3);
         assert!(!w.next_element(false).unwrap());
         // A list the buffer does not hold with what follows it: left.
@@ -787,7 +811,14 @@ mod tests {
             let mut w = Walker::new(cut);
             w.begin_array().unwrap();
             assert!(w.next_element(true).unwrap());
-            assert_eq!(w.lists_ahead(), b"", "{}", String::from_utf8_lossy(cut));
+            let mut spans = vec![(0, 0)];
+            assert_eq!(
+                w.lists_ahead(&mut spans),
+                b"",
+                "{}",
+                String::from_utf8_lossy(cut)
+            );
+            assert!(spans.is_empty());
         }
     }
 }
