@@ -450,6 +450,48 @@ pub fn flat_f64_list(b: &[u8]) -> Option<Vec<f64>> {
     (n == b.len()).then_some(out)
 }
 
+/// A list of fractions and nulls (`[0.5, null, 1e-3]`) that is all of `b`,
+/// as serde_json's `Value` reads it: each number a `Number` of its f64
+/// (read as serde reads it, see above), each `null` a `Null`. None for
+/// anything else, left to serde: a list holding an integer among them
+/// (which `Value` keeps as an integer), or anything serde would refuse.
+/// vLLM's `queue_times`, kept whole in the summary, is one such list a
+/// request long.
+pub fn float_values(b: &[u8]) -> Option<Vec<serde_json::Value>> {
+    use serde_json::{Number, Value};
+    let rest = b.strip_prefix(b"[")?;
+    let mut i = 0;
+    let skip = |i: &mut usize| {
+        while *i < rest.len() && is_ws(rest[*i]) {
+            *i += 1;
+        }
+    };
+    skip(&mut i);
+    if rest.get(i) == Some(&b']') {
+        return (i + 1 == rest.len()).then(Vec::new);
+    }
+    let mut out = Vec::with_capacity(memchr::memchr_iter(b',', rest).count() + 1);
+    loop {
+        skip(&mut i);
+        let here = &rest[i..];
+        if null_at(here) {
+            out.push(Value::Null);
+            i += 4;
+        } else {
+            let (v, n) = number(here)?;
+            memchr::memchr3(b'.', b'e', b'E', &here[..n])?;
+            out.push(Value::Number(Number::from_f64(v)?));
+            i += n;
+        }
+        skip(&mut i);
+        match rest.get(i) {
+            Some(b',') => i += 1,
+            Some(b']') => return (i + 1 == rest.len()).then_some(out),
+            _ => return None,
+        }
+    }
+}
+
 /// The list of numbers at the start of `b` and the bytes it takes, with
 /// room for exactly its numbers (one more than its commas).
 fn list_at(b: &[u8]) -> Option<(Vec<f64>, usize)> {
@@ -806,6 +848,76 @@ mod tests {
                 format!("{}.{}", &d[..cut], &d[cut..])
             };
             check(&t);
+        }
+    }
+
+    /// Whatever `float_values` reads, serde_json reads as the same
+    /// `Value`s (floats of the same bits, nulls); integers and anything
+    /// serde refuses are left to serde.
+    #[test]
+    fn float_values_are_the_values_serde_reads() {
+        let same = |t: &str| {
+            let got = float_values(t.as_bytes());
+            let want: Result<serde_json::Value, _> = serde_json::from_str(t);
+            if let Some(got) = got {
+                let want = want.unwrap();
+                // As text too: what the summary stores.
+                let text = serde_json::to_string(&serde_json::Value::Array(got.clone()));
+                assert_eq!(text.unwrap(), serde_json::to_string(&want).unwrap(), "{t}");
+                let want = want.as_array().unwrap();
+                assert_eq!(got.len(), want.len(), "{t}");
+                for (g, w) in got.iter().zip(want) {
+                    assert_eq!(g.is_f64(), w.is_f64(), "{t}");
+                    assert_eq!(g.is_null(), w.is_null(), "{t}");
+                    assert_eq!(
+                        g.as_f64().map(f64::to_bits),
+                        w.as_f64().map(f64::to_bits),
+                        "{t}"
+                    );
+                }
+                true
+            } else {
+                false
+            }
+        };
+        for (t, read) in [
+            ("[]", true),
+            ("[ ]", true),
+            ("[0.5]", true),
+            ("[0.0009486060000654106, 0.0010568600000624429]", true),
+            ("[\n-0.0 ,\t1e-3,null, 2E+5 ]", true),
+            ("[null]", true),
+            ("[1]", false),
+            ("[0.5, 2]", false),
+            ("[-0]", false),
+            ("[1e400]", false),
+            ("[0.5,]", false),
+            ("[,0.5]", false),
+            ("[0.5 0.5]", false),
+            ("[0.5] ", false),
+            ("[0.5", false),
+            ("[nul]", false),
+            ("[nullnull]", false),
+            ("[\"0.5\"]", false),
+            ("[[0.5]]", false),
+            ("[.5]", false),
+            ("[0.5x]", false),
+            ("0.5", false),
+        ] {
+            assert_eq!(same(t), read, "{t}");
+        }
+        let mut next = crate::import::xorshift(0x5851_f42d_4c95_7f2du64);
+        for _ in 0..2_000 {
+            let items: Vec<String> = (0..next() % 20)
+                .map(|_| match next() % 4 {
+                    0 => "null".to_owned(),
+                    1 => format!("{:e}", f64::from_bits(next() >> 2)),
+                    _ => format!("{:?}", f64::from_bits(next()).abs() % 0.01),
+                })
+                .filter(|t| !t.contains("NaN") && !t.contains("inf"))
+                .collect();
+            let t = format!("[{}]", items.join(", "));
+            assert!(same(&t), "{t}");
         }
     }
 

@@ -189,8 +189,13 @@ pub fn parse(reader: impl Read) -> Result<Import, FormatError> {
             "errors" => room = put(&mut a.errors, array(&mut w, &key, "strings", r, STR)?),
             // Kept whole (the generated texts are the bulk of what is not read).
             _ => {
-                let raw = w.capture()?;
-                let v: Value = typed(&raw, &key, "JSON")?;
+                // A list of fractions (`queue_times`, a request long) read
+                // here, as serde would read it; any other value by serde.
+                let raw = w.value_bytes()?;
+                let v: Value = match num::float_values(raw) {
+                    Some(list) => Value::Array(list),
+                    None => typed(raw, &key, "JSON")?,
+                };
                 if key == "num_prompts" && room == 0 {
                     room = v.as_u64().map_or(0, |n| n as usize);
                 }
