@@ -436,6 +436,15 @@ impl<R: Read> Walker<R> {
     /// (a refill keeps them, so the buffer grows to the largest value):
     /// where it starts in the buffer.
     fn scan_value(&mut self) -> Result<usize, WalkError> {
+        self.scan(true)
+    }
+
+    /// [`Walker::scan_value`], or with `hold` false a scan that keeps
+    /// nothing of the value (a refill drops what was scanned; the start
+    /// returned is then meaningless): a skipped value, however large
+    /// (vLLM's `generated_texts`, tens of MB), leaves the buffer at its
+    /// size instead of growing it by copies to hold the whole value.
+    fn scan(&mut self, hold: bool) -> Result<usize, WalkError> {
         let Some(first) = self.peek() else {
             return Err(self.truncated("a value"));
         };
@@ -443,6 +452,9 @@ impl<R: Read> Walker<R> {
         // Reads more input keeping the value's bytes; false at the end.
         macro_rules! refill {
             () => {{
+                if !hold {
+                    start = self.pos;
+                }
                 // `fill` drops the bytes before the value (unless at the end).
                 let dropped = if self.eof { 0 } else { start.min(self.pos) };
                 let more = self.fill(start);
@@ -543,7 +555,7 @@ impl<R: Read> Walker<R> {
     }
 
     fn value(&mut self, keep: bool) -> Result<Vec<u8>, WalkError> {
-        let start = self.scan_value()?;
+        let start = self.scan(keep)?;
         Ok(if keep {
             self.buf[start..self.pos].to_vec()
         } else {
@@ -711,6 +723,38 @@ mod tests {
         assert!(w.next_element(false).unwrap());
         assert_eq!(w.capture().unwrap(), b"123");
         assert!(!w.next_element(false).unwrap());
+    }
+
+    /// A skipped value keeps nothing: the buffer stays a chunk or two
+    /// however large the value, and what follows (and where an error is)
+    /// reads as before.
+    #[test]
+    fn skipped_values_do_not_grow_the_buffer() {
+        let one = format!("a\\\\\\\"{}", "z".repeat(CHUNK / 3));
+        let texts = vec![one.clone(); 12].join("\",\n\"");
+        let long = one.repeat(12);
+        let big = format!("[[\"{texts}\"], {{\"k\": [\"{texts}\"]}}, \"{long}\", 123,\n x]");
+        let mut w = Walker::new(big.as_bytes());
+        w.begin_array().unwrap();
+        for first in [true, false, false] {
+            assert!(w.next_element(first).unwrap());
+            w.skip().unwrap();
+            assert!(w.buf.len() <= 2 * CHUNK, "{}", w.buf.len());
+        }
+        assert!(w.next_element(false).unwrap());
+        let got = w.capture().unwrap();
+        assert!(
+            got == b"123",
+            "{:?}",
+            String::from_utf8_lossy(&got[..got.len().min(20)])
+        );
+        assert!(w.next_element(false).unwrap());
+        let e = w.error("here");
+        assert_eq!(
+            (e.line, e.offset as usize),
+            (1 + 2 * 11 + 1, big.len() - 2),
+            "{e}"
+        );
     }
 
     /// The 64-byte scan finds the closing quote the byte-at-a-time scan
