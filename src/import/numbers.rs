@@ -71,17 +71,19 @@ const POW10: [f64; 23] = [
 fn number(b: &[u8]) -> Option<(f64, usize)> {
     /// Gathers the digits from `i` into `m` (wrapping past 19, which
     /// `n` then says), to the first byte that is not a digit.
-    fn run(b: &[u8], mut i: usize, m: &mut u64, n: &mut u32) -> usize {
+    fn run(b: &[u8], from: usize, m: &mut u64, n: &mut u32) -> usize {
         // Eight digits at a time while eight are there (a Python float's
         // 17 are two words and a byte): the same `m`, as the arithmetic
-        // wraps the same way.
-        while let Some(&word) = b.get(i..).and_then(<[u8]>::first_chunk::<8>) {
+        // wraps the same way; the count from the positions, once.
+        let (mut i, mut acc) = (from, *m);
+        while i + 8 <= b.len() {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(&b[i..i + 8]);
             let v = u64::from_le_bytes(word);
             if !eight_digits(v) {
                 break;
             }
-            *m = m.wrapping_mul(100_000_000).wrapping_add(eight_value(v));
-            *n = n.saturating_add(8);
+            acc = acc.wrapping_mul(100_000_000).wrapping_add(eight_value(v));
             i += 8;
         }
         while let Some(&c) = b.get(i) {
@@ -89,10 +91,11 @@ fn number(b: &[u8]) -> Option<(f64, usize)> {
             if d > 9 {
                 break;
             }
-            *m = m.wrapping_mul(10).wrapping_add(u64::from(d));
-            *n = n.saturating_add(1);
+            acc = acc.wrapping_mul(10).wrapping_add(u64::from(d));
             i += 1;
         }
+        *m = acc;
+        *n = n.saturating_add(u32::try_from(i - from).unwrap_or(u32::MAX));
         i
     }
     let neg = b.first() == Some(&b'-');
