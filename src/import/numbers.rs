@@ -71,16 +71,31 @@ const POW10: [f64; 23] = [
 fn number(b: &[u8]) -> Option<(f64, usize)> {
     /// Gathers the digits from `i` into `m` (wrapping past 19, which
     /// `n` then says), to the first byte that is not a digit.
-    fn run(b: &[u8], mut i: usize, m: &mut u64, n: &mut u32) -> usize {
+    fn run(b: &[u8], from: usize, m: &mut u64, n: &mut u32) -> usize {
+        // Eight digits at a time while eight are there (a Python float's
+        // 17 are two words and a byte): the same `m`, as the arithmetic
+        // wraps the same way; the count from the positions, once.
+        let (mut i, mut acc) = (from, *m);
+        while i + 8 <= b.len() {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(&b[i..i + 8]);
+            let v = u64::from_le_bytes(word);
+            if !eight_digits(v) {
+                break;
+            }
+            acc = acc.wrapping_mul(100_000_000).wrapping_add(eight_value(v));
+            i += 8;
+        }
         while let Some(&c) = b.get(i) {
             let d = c.wrapping_sub(b'0');
             if d > 9 {
                 break;
             }
-            *m = m.wrapping_mul(10).wrapping_add(u64::from(d));
-            *n = n.saturating_add(1);
+            acc = acc.wrapping_mul(10).wrapping_add(u64::from(d));
             i += 1;
         }
+        *m = acc;
+        *n = n.saturating_add(u32::try_from(i - from).unwrap_or(u32::MAX));
         i
     }
     let neg = b.first() == Some(&b'-');
@@ -138,11 +153,161 @@ fn number(b: &[u8]) -> Option<(f64, usize)> {
         return Some((if neg { -v } else { v }, i));
     }
     if digits <= 19 {
-        if let Some(v) = exact(m, exp) {
+        if let Some(v) = lemire(m, exp).or_else(|| exact(m, exp)) {
             return Some((if neg { -v } else { v }, i));
         }
     }
     Some((float_of(&b[..i])?, i))
+}
+
+/// Whether all eight bytes of `v` (little-endian) are ASCII digits
+/// (fast_float's test: a byte below `0` borrows into its top bit, one above
+/// `9` carries into it; the lowest byte that is not a digit is always
+/// caught, as nothing below it carries).
+fn eight_digits(v: u64) -> bool {
+    (v.wrapping_add(0x4646_4646_4646_4646) | v.wrapping_sub(0x3030_3030_3030_3030))
+        & 0x8080_8080_8080_8080
+        == 0
+}
+
+/// The value of eight ASCII digits, the first in the low byte of `v`
+/// (fast_float's parse_eight_digits_unrolled: pairs, then fours, then the
+/// two halves, in three multiplications).
+fn eight_value(v: u64) -> u64 {
+    const MASK: u64 = 0x0000_00FF_0000_00FF;
+    const MUL1: u64 = 0x000F_4240_0000_0064;
+    const MUL2: u64 = 0x0000_2710_0000_0001;
+    let v = v.wrapping_sub(0x3030_3030_3030_3030);
+    let v = v.wrapping_mul(10).wrapping_add(v >> 8);
+    (v & MASK)
+        .wrapping_mul(MUL1)
+        .wrapping_add(((v >> 16) & MASK).wrapping_mul(MUL2))
+        >> 32
+}
+
+/// The decimal exponents [`POW5`] covers: 5^55 is the largest power of
+/// five a u128 holds, which [`pow5_128`]'s long division divides by.
+const POW5_MIN: i64 = -55;
+const POW5_MAX: i64 = 55;
+
+/// 5^q as the 128-bit significand Eisel-Lemire multiplies by (top bit set),
+/// defined as fast_float's and the standard library's tables are: for q >= 0
+/// 5^q shifted up (exact here); for q < 0 the first 128 bits of 1/5^-q,
+/// that is floor(2^(z+127) / 5^-q) with 2^z the least power of two above
+/// 5^-q, plus one for q >= -27, and for q < -27 plus the carry of adding
+/// one to floor(2^(2z+128) / 5^-q) before keeping its first 128 bits.
+/// Computed by long division, one quotient bit a step; the test checks it
+/// against big-integer arithmetic.
+const fn pow5_128(q: i64) -> u128 {
+    if q >= 0 {
+        let p = 5u128.pow(q as u32);
+        return p << p.leading_zeros();
+    }
+    let d = 5u128.pow(q.unsigned_abs() as u32);
+    // 5^k is not a power of two: the least z with 2^z > d is its length.
+    let z = 128 - d.leading_zeros();
+    // Remainder and quotient of 2^i / d, bit by bit; `r` < d < 2^128, so
+    // 2r may pass 2^128 (its top bit is then the quotient bit) but 2r - d
+    // never does.
+    let mut r: u128 = 1;
+    let mut quo: u128 = 0;
+    let mut i = 0;
+    while i < z + 127 {
+        let top = r >> 127;
+        r <<= 1;
+        quo <<= 1;
+        if top == 1 || r >= d {
+            r = r.wrapping_sub(d);
+            quo |= 1;
+        }
+        i += 1;
+    }
+    if q >= -27 {
+        return quo + 1;
+    }
+    // The next z + 1 bits of the quotient: all ones carry the added one.
+    let mut ones = true;
+    let mut j = 0;
+    while j < z + 1 {
+        let top = r >> 127;
+        r <<= 1;
+        if top == 1 || r >= d {
+            r = r.wrapping_sub(d);
+        } else {
+            ones = false;
+        }
+        j += 1;
+    }
+    quo + ones as u128
+}
+
+/// [`pow5_128`] for POW5_MIN..=POW5_MAX, computed when compiling.
+const POW5: [u128; (POW5_MAX - POW5_MIN + 1) as usize] = {
+    let mut t = [0u128; (POW5_MAX - POW5_MIN + 1) as usize];
+    let mut k = 0;
+    while k < t.len() {
+        t[k] = pow5_128(POW5_MIN + k as i64);
+        k += 1;
+    }
+    t
+};
+
+/// `w` × 10^`q` rounded to the nearest f64 (ties to even) by the
+/// Eisel-Lemire algorithm, as the standard library's parse takes it
+/// (core::num::dec2flt::lemire, f64's constants): the digits, normalized,
+/// times 5^q's 128-bit significand, of which one 64-bit product nearly
+/// always decides the 53 bits and the rounding; where it may not (the
+/// truncated product's low word all ones), None, and the exact path
+/// decides (the standard library errs there only outside q in -27..=55;
+/// this declines them all). For vLLM's 17-digit gaps this replaces a u128
+/// division (`exact`, __udivti3) by two multiplications. None as well
+/// outside the table and for results that are not normal.
+fn lemire(w: u64, q: i64) -> Option<f64> {
+    if w == 0 || !(POW5_MIN..=POW5_MAX).contains(&q) {
+        return None;
+    }
+    let lz = w.leading_zeros();
+    let w = w << lz;
+    let p = POW5[(q - POW5_MIN) as usize];
+    let first = u128::from(w) * (p >> 64);
+    let (mut lo, mut hi) = (first as u64, (first >> 64) as u64);
+    // 52 explicit bits, the hidden one, one to round with and one for a
+    // leading zero of the product: the bits below those decide whether
+    // the second product may carry into them.
+    const MASK: u64 = u64::MAX >> 55;
+    if hi & MASK == MASK {
+        let second = ((u128::from(w) * (p & u128::from(u64::MAX))) >> 64) as u64;
+        lo = lo.wrapping_add(second);
+        if second > lo {
+            hi = hi.wrapping_add(1);
+        }
+    }
+    if lo == u64::MAX {
+        return None;
+    }
+    let upper = (hi >> 63) as i32;
+    let mut mant = hi >> (upper + 64 - 55);
+    // floor(q · log2(10)) + 63, as the standard library computes it.
+    let pow2 = ((q as i32).wrapping_mul(152_170 + 65536) >> 16) + 63;
+    let mut e = pow2 + upper - lz as i32 + 1023;
+    if e <= 0 {
+        return None;
+    }
+    // Exactly halfway (possible only where 5^q is exact in 64 bits): ties
+    // to even, so an odd result is not rounded up.
+    if lo <= 1 && (-4..=23).contains(&q) && mant & 3 == 1 && (mant << (upper + 64 - 55)) == hi {
+        mant &= !1;
+    }
+    mant += mant & 1;
+    mant >>= 1;
+    if mant >= 2 << 52 {
+        mant = 1 << 52;
+        e += 1;
+    }
+    if e >= 0x7FF {
+        return None;
+    }
+    Some(f64::from_bits((mant & !(1 << 52)) | (e as u64) << 52))
 }
 
 /// `m` × 10^`exp` rounded to the nearest f64 (ties to even) by integer
@@ -236,6 +401,15 @@ pub fn opt_i64(b: &[u8]) -> Option<(Option<i64>, usize)> {
     if null_at(b) {
         return Some((None, 4));
     }
+    // A plain count (`64`): its digits, no text made. 18 digits cannot
+    // overflow; any longer, or signed, goes on to the parse below.
+    let n = b.iter().take(19).take_while(|c| c.is_ascii_digit()).count();
+    if (1..=18).contains(&n) && (n == 1 || b[0] != b'0') && ends(b, n) {
+        let v = b[..n]
+            .iter()
+            .fold(0i64, |v, &c| v * 10 + i64::from(c - b'0'));
+        return Some((Some(v), n));
+    }
     match number_len(b) {
         // serde reads `-0` as a float, which an i64 refuses.
         Some((n, true)) if ends(b, n) && !b.starts_with(b"-0") => {
@@ -277,6 +451,48 @@ pub fn f64_list(b: &[u8]) -> Option<(Vec<f64>, usize)> {
 pub fn flat_f64_list(b: &[u8]) -> Option<Vec<f64>> {
     let (out, n) = list_at(b)?;
     (n == b.len()).then_some(out)
+}
+
+/// A list of fractions and nulls (`[0.5, null, 1e-3]`) that is all of `b`,
+/// as serde_json's `Value` reads it: each number a `Number` of its f64
+/// (read as serde reads it, see above), each `null` a `Null`. None for
+/// anything else, left to serde: a list holding an integer among them
+/// (which `Value` keeps as an integer), or anything serde would refuse.
+/// vLLM's `queue_times`, kept whole in the summary, is one such list a
+/// request long.
+pub fn float_values(b: &[u8]) -> Option<Vec<serde_json::Value>> {
+    use serde_json::{Number, Value};
+    let rest = b.strip_prefix(b"[")?;
+    let mut i = 0;
+    let skip = |i: &mut usize| {
+        while *i < rest.len() && is_ws(rest[*i]) {
+            *i += 1;
+        }
+    };
+    skip(&mut i);
+    if rest.get(i) == Some(&b']') {
+        return (i + 1 == rest.len()).then(Vec::new);
+    }
+    let mut out = Vec::with_capacity(memchr::memchr_iter(b',', rest).count() + 1);
+    loop {
+        skip(&mut i);
+        let here = &rest[i..];
+        if null_at(here) {
+            out.push(Value::Null);
+            i += 4;
+        } else {
+            let (v, n) = number(here)?;
+            memchr::memchr3(b'.', b'e', b'E', &here[..n])?;
+            out.push(Value::Number(Number::from_f64(v)?));
+            i += n;
+        }
+        skip(&mut i);
+        match rest.get(i) {
+            Some(b',') => i += 1,
+            Some(b']') => return (i + 1 == rest.len()).then_some(out),
+            _ => return None,
+        }
+    }
 }
 
 /// The list of numbers at the start of `b` and the bytes it takes, with
@@ -353,6 +569,14 @@ mod tests {
             "64.0",
             "99999999999999999999",
             "1x",
+            "00",
+            "-5",
+            "123456789012345678",
+            "1234567890123456789",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775808",
+            "64e1",
         ];
         for f in floats {
             let doc = format!("{f},");
@@ -518,6 +742,185 @@ mod tests {
             if !t.contains("NaN") && !t.contains("inf") {
                 check(&t);
             }
+        }
+    }
+
+    /// The table of powers of five is the one Eisel-Lemire's proof is for
+    /// (fast_float's table_generation.py, which the standard library's
+    /// table is): checked entry by entry with big integers.
+    #[test]
+    fn powers_of_five_are_the_lemire_table() {
+        use num_bigint::BigUint;
+        let two = |b: u32| BigUint::from(1u32) << b;
+        for q in POW5_MIN..=POW5_MAX {
+            let want = if q >= 0 {
+                let mut p = BigUint::from(5u32).pow(q as u32);
+                while p < two(127) {
+                    p <<= 1;
+                }
+                while p >= two(128) {
+                    p >>= 1;
+                }
+                p
+            } else {
+                let p5 = BigUint::from(5u32).pow(q.unsigned_abs() as u32);
+                let mut z = 0;
+                while two(z) < p5 {
+                    z += 1;
+                }
+                let b = if q >= -27 { z + 127 } else { 2 * z + 128 };
+                let mut c = two(b) / &p5 + 1u32;
+                while c >= two(128) {
+                    c >>= 1;
+                }
+                c
+            };
+            let got = BigUint::from(POW5[(q - POW5_MIN) as usize]);
+            assert_eq!(got, want, "5^{q}");
+            assert!(got >= two(127), "5^{q} normalized");
+        }
+    }
+
+    /// The digits of 15 to 19 significant figures (Python's floats have
+    /// 16 or 17) at decimal exponents -25..=25, in scientific and plain
+    /// notation, and the halfway points between neighbouring f64s that
+    /// have at most 19 digits: read as the standard library reads them,
+    /// bit for bit, and where the Eisel-Lemire step answers, it answers
+    /// the same.
+    #[test]
+    fn long_significands_round_as_the_standard_parse() {
+        fn check(t: &str) {
+            let doc = format!("{t},");
+            let want = t.parse::<f64>().unwrap().to_bits();
+            let (v, n) = number(doc.as_bytes()).unwrap();
+            assert_eq!((v.to_bits(), n), (want, t.len()), "{t}");
+        }
+        let mut next = crate::import::xorshift(0x1234_5678_9abc_def1u64);
+        let mut decided = 0;
+        for k in 0..300_000 {
+            let len = 15 + (next() % 5) as usize;
+            let mut digits: String = (0..len)
+                .map(|_| char::from(b'0' + (next() % 10) as u8))
+                .collect();
+            if digits.starts_with('0') {
+                digits.replace_range(..1, "7");
+            }
+            let e = (next() % 51) as i64 - 25;
+            let t = match k % 3 {
+                0 => format!("{}.{}e{e}", &digits[..1], &digits[1..]),
+                1 => format!("-{digits}E{e:+}"),
+                // Plain notation, as Python writes 1e-4 <= x < 1e16.
+                _ if e < 0 => {
+                    format!("0.{}{digits}", "0".repeat(e.unsigned_abs() as usize - 1))
+                }
+                _ => match e as usize + 1 {
+                    at if at >= len => format!("{digits}{}", "0".repeat(at - len)),
+                    at => format!("{}.{}", &digits[..at], &digits[at..]),
+                },
+            };
+            check(&t);
+            // The step alone, on the digits and exponent as `number`
+            // gathers them.
+            let m: u64 = digits.parse().unwrap();
+            let q = e - (len as i64 - 1);
+            if let Some(v) = lemire(m, q) {
+                decided += 1;
+                let want = format!("{digits}e{q}").parse::<f64>().unwrap();
+                assert_eq!(v.to_bits(), want.to_bits(), "{digits}e{q}");
+            }
+        }
+        // It declines only the rare ambiguous products.
+        assert!(decided > 299_000, "{decided}");
+        // Halfway points: an odd multiple of half an ulp at 2^53..2^54,
+        // scaled by 2^s, written out exactly (at most 19 digits).
+        for _ in 0..100_000 {
+            let mid = (1u64 << 53) + 2 * (next() % (1 << 52)) + 1;
+            let s = (next() % 14) as i32 - 3;
+            let t = if s >= 0 {
+                match mid.checked_mul(1 << s) {
+                    Some(v) if v < 10_000_000_000_000_000_000 => v.to_string(),
+                    _ => continue,
+                }
+            } else {
+                let scaled = u128::from(mid) * 5u128.pow(s.unsigned_abs());
+                let d = scaled.to_string();
+                let cut = d.len() - s.unsigned_abs() as usize;
+                if d.len() > 19 {
+                    continue;
+                }
+                format!("{}.{}", &d[..cut], &d[cut..])
+            };
+            check(&t);
+        }
+    }
+
+    /// Whatever `float_values` reads, serde_json reads as the same
+    /// `Value`s (floats of the same bits, nulls); integers and anything
+    /// serde refuses are left to serde.
+    #[test]
+    fn float_values_are_the_values_serde_reads() {
+        let same = |t: &str| {
+            let got = float_values(t.as_bytes());
+            let want: Result<serde_json::Value, _> = serde_json::from_str(t);
+            if let Some(got) = got {
+                let want = want.unwrap();
+                // As text too: what the summary stores.
+                let text = serde_json::to_string(&serde_json::Value::Array(got.clone()));
+                assert_eq!(text.unwrap(), serde_json::to_string(&want).unwrap(), "{t}");
+                let want = want.as_array().unwrap();
+                assert_eq!(got.len(), want.len(), "{t}");
+                for (g, w) in got.iter().zip(want) {
+                    assert_eq!(g.is_f64(), w.is_f64(), "{t}");
+                    assert_eq!(g.is_null(), w.is_null(), "{t}");
+                    assert_eq!(
+                        g.as_f64().map(f64::to_bits),
+                        w.as_f64().map(f64::to_bits),
+                        "{t}"
+                    );
+                }
+                true
+            } else {
+                false
+            }
+        };
+        for (t, read) in [
+            ("[]", true),
+            ("[ ]", true),
+            ("[0.5]", true),
+            ("[0.0009486060000654106, 0.0010568600000624429]", true),
+            ("[\n-0.0 ,\t1e-3,null, 2E+5 ]", true),
+            ("[null]", true),
+            ("[1]", false),
+            ("[0.5, 2]", false),
+            ("[-0]", false),
+            ("[1e400]", false),
+            ("[0.5,]", false),
+            ("[,0.5]", false),
+            ("[0.5 0.5]", false),
+            ("[0.5] ", false),
+            ("[0.5", false),
+            ("[nul]", false),
+            ("[nullnull]", false),
+            ("[\"0.5\"]", false),
+            ("[[0.5]]", false),
+            ("[.5]", false),
+            ("[0.5x]", false),
+            ("0.5", false),
+        ] {
+            assert_eq!(same(t), read, "{t}");
+        }
+        let mut next = crate::import::xorshift(0x5851_f42d_4c95_7f2du64);
+        for _ in 0..2_000 {
+            let items: Vec<String> = (0..next() % 20)
+                .map(|_| match next() % 4 {
+                    0 => "null".to_owned(),
+                    1 => format!("{:e}", f64::from_bits(next() >> 2)),
+                    _ => format!("{:?}", f64::from_bits(next()).abs() % 0.01),
+                })
+                .filter(|t| !t.contains("NaN") && !t.contains("inf"))
+                .collect();
+            let t = format!("[{}]", items.join(", "));
+            assert!(same(&t), "{t}");
         }
     }
 

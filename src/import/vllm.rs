@@ -38,11 +38,13 @@ fn typed<T: serde::de::DeserializeOwned>(
 /// A per-request array, read streaming: each element is parsed from its own
 /// bytes as the walker reaches it (borrowed from the walker's buffer), so
 /// the array's text is never held whole; a wrong element is named by its
-/// index. `null` reads as an empty array.
+/// index. `null` reads as an empty array. `room` is the length expected
+/// (a hint only: the room reserved, never trusted for the length read).
 fn array<T: serde::de::DeserializeOwned, R: Read>(
     w: &mut Walker<R>,
     key: &str,
     what: &str,
+    room: usize,
     fast: fn(&[u8]) -> Option<(T, usize)>,
 ) -> Result<Vec<T>, FormatError> {
     if w.null()? {
@@ -53,7 +55,7 @@ fn array<T: serde::de::DeserializeOwned, R: Read>(
         return Err(FormatError::new(key, e.to_string()));
     }
     w.begin_array()?;
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(room);
     let mut first = true;
     while w.next_element(first)? {
         first = false;
@@ -97,7 +99,7 @@ fn element<T: serde::de::DeserializeOwned, R: Read>(
 /// buffer holds whole ([`Walker::lists_ahead`]) are parsed on all cores;
 /// from the first the fast read declines, the element-by-element read
 /// goes on (serde, and a wrong list named by its index).
-fn lists<R: Read>(w: &mut Walker<R>, key: &str) -> Result<Vec<Vec<f64>>, FormatError> {
+fn lists<R: Read>(w: &mut Walker<R>, key: &str, room: usize) -> Result<Vec<Vec<f64>>, FormatError> {
     use rayon::prelude::*;
     const WHAT: &str = "lists of seconds";
     if w.null()? {
@@ -108,22 +110,13 @@ fn lists<R: Read>(w: &mut Walker<R>, key: &str) -> Result<Vec<Vec<f64>>, FormatE
         return Err(FormatError::new(key, e.to_string()));
     }
     w.begin_array()?;
-    let mut out: Vec<Vec<f64>> = Vec::new();
+    let mut out: Vec<Vec<f64>> = Vec::with_capacity(room);
     let mut first = true;
     let mut spans: Vec<(usize, usize)> = Vec::new();
     while w.next_element(first)? {
         first = false;
-        let run = w.lists_ahead();
         // Each list of the run: from its `[` to the `]` after it.
-        spans.clear();
-        let mut at = 0;
-        while let Some(open) = memchr::memchr(b'[', &run[at..]).map(|k| at + k) {
-            let Some(close) = memchr::memchr(b']', &run[open..]).map(|k| open + k) else {
-                break;
-            };
-            spans.push((open, close + 1));
-            at = close + 1;
-        }
+        let run = w.lists_ahead(&mut spans);
         if !spans.is_empty() {
             let parsed: Vec<Option<Vec<f64>>> = spans
                 .par_iter()
@@ -147,11 +140,34 @@ fn lists<R: Read>(w: &mut Walker<R>, key: &str) -> Result<Vec<Vec<f64>>, FormatE
     Ok(out)
 }
 
+/// The most room an array is given before its elements are read (a hint
+/// past it only grows the array as it is read): 4M requests.
+const MAX_ROOM: usize = 1 << 22;
+const INTS: &str = "integers";
+const SECS: &str = "seconds";
+type Fast<T> = fn(&[u8]) -> Option<(T, usize)>;
+const INT: Fast<Option<i64>> = num::opt_i64;
+const SEC: Fast<Option<f64>> = num::opt_f64;
+const STR: Fast<Option<String>> = num::opt_string;
+
+/// Keeps an array read, and says its length (the next array's room).
+fn put<T>(slot: &mut Option<Vec<T>>, v: Vec<T>) -> usize {
+    let n = v.len();
+    *slot = Some(v);
+    n
+}
+
 /// Reads a result file.
 pub fn parse(reader: impl Read) -> Result<Import, FormatError> {
     let mut w = Walker::new(reader);
     let mut top = Map::new();
     let mut a = Arrays::default();
+    // The arrays' expected length, for the room each is given at once
+    // (100,000 requests: otherwise each grows by copies into fresh pages):
+    // `num_prompts`, if it comes first, then the length of the last array
+    // read. A hint only, and bounded, so a wrong count costs nothing but
+    // an allocation's address space.
+    let mut room = 0usize;
     w.begin_object()?;
     let mut first = true;
     while let Some(key) = w.next_key(first)? {
@@ -162,18 +178,27 @@ pub fn parse(reader: impl Read) -> Result<Import, FormatError> {
             w.skip()?;
             continue;
         }
+        let r = room.min(MAX_ROOM);
         match key.as_str() {
-            "input_lens" => a.input_lens = Some(array(&mut w, &key, "integers", num::opt_i64)?),
-            "output_lens" => a.output_lens = Some(array(&mut w, &key, "integers", num::opt_i64)?),
-            "ttfts" => a.ttfts = Some(array(&mut w, &key, "seconds", num::opt_f64)?),
-            "itls" => a.itls = Some(lists(&mut w, &key)?),
-            "latencies" => a.latencies = Some(array(&mut w, &key, "seconds", num::opt_f64)?),
-            "start_times" => a.start_times = Some(array(&mut w, &key, "seconds", num::opt_f64)?),
-            "errors" => a.errors = Some(array(&mut w, &key, "strings", num::opt_string)?),
+            "input_lens" => room = put(&mut a.input_lens, array(&mut w, &key, INTS, r, INT)?),
+            "output_lens" => room = put(&mut a.output_lens, array(&mut w, &key, INTS, r, INT)?),
+            "ttfts" => room = put(&mut a.ttfts, array(&mut w, &key, SECS, r, SEC)?),
+            "itls" => room = put(&mut a.itls, lists(&mut w, &key, r)?),
+            "latencies" => room = put(&mut a.latencies, array(&mut w, &key, SECS, r, SEC)?),
+            "start_times" => room = put(&mut a.start_times, array(&mut w, &key, SECS, r, SEC)?),
+            "errors" => room = put(&mut a.errors, array(&mut w, &key, "strings", r, STR)?),
             // Kept whole (the generated texts are the bulk of what is not read).
             _ => {
-                let raw = w.capture()?;
-                let v: Value = typed(&raw, &key, "JSON")?;
+                // A list of fractions (`queue_times`, a request long) read
+                // here, as serde would read it; any other value by serde.
+                let raw = w.value_bytes()?;
+                let v: Value = match num::float_values(raw) {
+                    Some(list) => Value::Array(list),
+                    None => typed(raw, &key, "JSON")?,
+                };
+                if key == "num_prompts" && room == 0 {
+                    room = v.as_u64().map_or(0, |n| n as usize);
+                }
                 top.insert(key, v);
             }
         }
@@ -281,14 +306,17 @@ pub fn parse(reader: impl Read) -> Result<Import, FormatError> {
                 ));
             }
         }
+        imp.requests.reserve_exact(n);
         for i in 0..n {
             let err = a
                 .errors
                 .as_mut()
                 .and_then(|e| e[i].take())
                 .filter(|e| !e.is_empty());
+            // Read once: the status and the row's code both need it.
+            let code = err.as_deref().and_then(super::guidellm::http_status_in);
             let status = match &err {
-                Some(text) => Status::of_failure(super::guidellm::http_status_in(text), text),
+                Some(text) => Status::of_failure(code, text),
                 None => Status::Ok,
             };
             let mut r = Request::new(0, status);
@@ -323,7 +351,7 @@ pub fn parse(reader: impl Read) -> Result<Import, FormatError> {
             } else {
                 // vLLM keeps a failure's slot with zero latencies: no figures.
                 r.ended_at_ns = r.started_at_ns;
-                r.http_status = err.as_deref().and_then(super::guidellm::http_status_in);
+                r.http_status = code;
                 r.error_message = err;
             }
             r.stream = Some(true);
@@ -474,9 +502,9 @@ mod tests {
         type Read = Result<Vec<Vec<f64>>, FormatError>;
         fn both(doc: &str) -> (Read, Read) {
             let mut w = Walker::new(doc.as_bytes());
-            let fast = lists(&mut w, "itls");
+            let fast = lists(&mut w, "itls", 0);
             let mut w = Walker::new(doc.as_bytes());
-            let slow = array(&mut w, "itls", "lists of seconds", num::f64_list);
+            let slow = array(&mut w, "itls", "lists of seconds", 0, num::f64_list);
             (fast, slow)
         }
         let mut next = crate::import::xorshift(0x2545_f491_4f6c_dd1du64);
