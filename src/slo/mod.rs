@@ -33,7 +33,7 @@ pub use digest::digest;
 pub use evaluate::{case_text_line, evaluate_case};
 pub use file::load_file;
 pub use flags::{parse_flags, policy_from_cli, policy_from_flags};
-pub use judge::{judge_request, measure, measure_key, Measure, Outcome, Verdict};
+pub use judge::{judge_request, measure, measure_key, measure_value, Measure, Outcome, Verdict};
 pub use policy::{from_document, Criterion, Interval, Policy};
 pub use select::{select, Selected};
 

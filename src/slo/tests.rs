@@ -302,3 +302,36 @@ fn shipped_examples_digest() {
     assert_eq!(p.name, "interactive");
     assert_eq!(p.criteria.len(), 3);
 }
+
+/// `measure_value` is `measure_key`'s number for every key, on requests
+/// with values missing, negative, NaN-free extremes and zero.
+#[test]
+fn measure_value_is_measure_keys_value() {
+    let joined: HashMap<String, Map<String, Value>> = HashMap::new();
+    let quarantined = HashMap::new();
+    let spans = Spans {
+        joined: &joined,
+        quarantined: &quarantined,
+    };
+    let records = [
+        serde_json::json!({}),
+        serde_json::json!({"ttft_ms": 12.5, "dispatch_lag_ms": 0.5, "e2e_latency_ms": 40.0}),
+        serde_json::json!({"ttft_ms": -1.0, "dispatch_lag_ms": 0.5, "e2e_latency_ms": -0.0}),
+        serde_json::json!({"ttft_ms": 3.0, "dispatch_lag_ms": -5.0, "e2e_latency_ms": 1e308}),
+        serde_json::json!({"ttft_ms": 1e308, "dispatch_lag_ms": 1e308}),
+        serde_json::json!({"ttft_ms": 0.0, "e2e_latency_ms": 9.0, "output_tokens": 5,
+                           "output_token_source": "server_usage", "x_request_id": "x1",
+                           "intended_at_ns": 1_000, "ended_at_ns": 9_000_000}),
+    ];
+    for record in records {
+        let r = request(record.clone());
+        for key in criteria::ALL {
+            let expected = match measure_key(&r, key, &spans) {
+                Measure::Value(v) => Some(v.to_bits()),
+                _ => None,
+            };
+            let got = measure_value(&r, key, &spans).map(f64::to_bits);
+            assert_eq!(got, expected, "{key:?} of {record}");
+        }
+    }
+}
