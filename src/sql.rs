@@ -107,6 +107,7 @@ query!(HISTORY_STORE_ENTRY, "history/store_entry");
 query!(IMPORTS_CHUNKS, "imports/chunks");
 query!(IMPORTS_DELETE, "imports/delete");
 query!(IMPORTS_DELETE_CASES, "imports/delete_cases");
+query!(IMPORTS_DELETE_CHUNKS, "imports/delete_chunks");
 query!(IMPORTS_DELETE_FILES, "imports/delete_files");
 query!(IMPORTS_FILES, "imports/files");
 query!(IMPORTS_FIND, "imports/find");
@@ -228,6 +229,7 @@ pub const ALL: &[Query] = &[
     IMPORTS_CHUNKS,
     IMPORTS_DELETE,
     IMPORTS_DELETE_CASES,
+    IMPORTS_DELETE_CHUNKS,
     IMPORTS_DELETE_FILES,
     IMPORTS_FILES,
     IMPORTS_FIND,

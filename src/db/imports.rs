@@ -458,9 +458,12 @@ fn store_in(
         if !replace {
             return Ok((Stored::Conflict, 0));
         }
+        // Table by table, the files' chunks before the files: nothing
+        // cascades with the foreign-key checks off (ingest::ingest_path_ahead).
         for q in sql::DELETE_ARTIFACT.iter().chain([
             &sql::IMPORTS_DELETE,
             &sql::IMPORTS_DELETE_CASES,
+            &sql::IMPORTS_DELETE_CHUNKS,
             &sql::IMPORTS_DELETE_FILES,
         ]) {
             tx.execute(q.sql, rusqlite::named_params! {":run_id": run_id})

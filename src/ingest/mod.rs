@@ -179,7 +179,14 @@ pub fn ingest_path_ahead(
         return without_triggers(conn, |conn| write_artifact(conn, reading, opts));
     }
     match route(path)? {
-        Route::Peers | Route::Kind(Kind::Import(_)) => peers::ingest(conn, path, opts),
+        // With the foreign-key checks off, as for an artifact (and for the
+        // same reason: the run's row is written first and never deleted, so
+        // they could not fail, and they cost a statement journal and a
+        // lookup per row): a replaced import deletes its rows, files and
+        // chunks itself (db::imports).
+        Route::Peers | Route::Kind(Kind::Import(_)) => {
+            without_triggers(conn, |conn| peers::ingest(conn, path, opts))
+        }
         Route::Kind(Kind::Artifact) => ingest_artifact(conn, path, opts),
         Route::Kind(Kind::Telemetry) => telemetry::attach(conn, path, opts.run.as_deref(), opts),
         Route::Kind(Kind::Spans) => match opts.run.as_deref() {

@@ -440,6 +440,68 @@ fn every_import_exports_its_file_back_and_reingests_as_a_no_op() {
     }
 }
 
+/// `--replace` of an import by another tool's run under the same id leaves
+/// nothing of the first: no request, case, file or stored chunk of it (the
+/// import deletes them itself, as nothing cascades with its foreign-key
+/// checks off), and no row that points nowhere.
+#[test]
+fn a_replaced_import_leaves_nothing_of_the_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("p.db");
+    let first = peers().join("inference-perf/completion-2stages");
+    let second = peers().join("vllm/chat-poisson40");
+    let args = |dir: &Path, replace: bool| {
+        let mut a = vec![
+            dir.to_str().unwrap().to_owned(),
+            "--run-id".into(),
+            "r".into(),
+        ];
+        if replace {
+            a.push("--replace".into());
+        }
+        a
+    };
+    let run = |a: Vec<String>| ingest(&db, &a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(run(args(&first, false)).status.success());
+    let refused = run(args(&second, false));
+    assert!(
+        !refused.status.success(),
+        "a different content needs --replace"
+    );
+    let out = run(args(&second, true));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let (_t, alone, _) = imported(&second);
+    let conn = Connection::open(&db).unwrap();
+    let count = |c: &Connection, sql: &str| -> i64 { c.query_row(sql, [], |r| r.get(0)).unwrap() };
+    for sql in [
+        "SELECT count(*) FROM requests",
+        "SELECT count(*) FROM import_cases",
+        "SELECT count(*) FROM import_files",
+        "SELECT count(*) FROM import_file_chunks",
+        "SELECT coalesce(sum(length(body)), 0) FROM import_file_chunks",
+        "SELECT count(*) FROM records",
+    ] {
+        assert_eq!(count(&conn, sql), count(&alone, sql), "{sql}");
+    }
+    assert_eq!(
+        count(&conn, "SELECT tool = 'vllm-bench-serve' FROM imports"),
+        1
+    );
+    let dangling: Vec<String> = conn
+        .prepare("PRAGMA foreign_key_check")
+        .unwrap()
+        .query_map([], |r| r.get::<_, String>(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(dangling.is_empty(), "rows pointing nowhere: {dangling:?}");
+}
+
 #[test]
 fn export_files_gives_back_every_file_the_tool_wrote_byte_for_byte() {
     for dir in every_fixture() {
