@@ -15,8 +15,9 @@
 //!
 //! The thread holds its own descriptors of the files. POSIX drops every
 //! advisory lock a process holds on a file when any descriptor of it is
-//! closed, so the database's descriptor must outlive the SQLite connection's locks:
-//! [`Writeback`] is dropped after the connection is closed (`ops::ingest`).
+//! closed, so the database's descriptor must outlive the SQLite
+//! connection's locks: [`Writeback`] is dropped after the connection
+//! (`ops::ingest::run` declares it first).
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, RecvTimeoutError, SyncSender};
@@ -26,8 +27,8 @@ use std::time::Duration;
 /// How often the pages written so far are handed to the disk.
 const PERIOD: Duration = Duration::from_millis(50);
 
-/// The write-back thread of one database file; stops when dropped, and
-/// closes its descriptor then.
+/// The write-back thread of an ingest's files; stops when dropped, and
+/// closes its descriptors then.
 pub struct Writeback {
     stop: Option<SyncSender<()>>,
     thread: Option<JoinHandle<()>>,

@@ -23,20 +23,18 @@ pub struct IngestConfig {
 
 /// Ingests every file in order; the exit status is the worst refusal's.
 pub fn run(c: &IngestConfig, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit> {
+    // A new database's commits sync the whole file, and a WAL database's
+    // checkpoints the log and the file: their pages go to the disk while
+    // the ingest goes on instead (db::writeback; it opens each file once
+    // the file is there). Declared before the connection, so that it is
+    // dropped after it on every path: closing its descriptor of the
+    // database would drop the locks SQLite holds on the file (POSIX).
+    let mut wal = c.db.clone().into_os_string();
+    wal.push("-wal");
+    let _writeback = db::writeback::Writeback::start(vec![c.db.clone(), wal.into()]);
     // A database this command creates is written without WAL's second copy
     // and becomes WAL when the command is done (db::open_for_ingest).
     let (mut conn, fresh) = db::open_for_ingest(&c.db)?;
-    // A new database's commits sync the whole file, and a WAL database's
-    // checkpoints the log and the file: their pages go to the disk while
-    // the ingest goes on instead (db::writeback).
-    let files = if fresh {
-        vec![c.db.clone()]
-    } else {
-        let mut wal = c.db.clone().into_os_string();
-        wal.push("-wal");
-        vec![c.db.clone(), wal.into()]
-    };
-    let writeback = db::writeback::Writeback::start(files);
     let done = ingest_files(&mut conn, c, out, err);
     if fresh {
         // What was ingested is committed either way; a database left in
@@ -48,10 +46,6 @@ pub fn run(c: &IngestConfig, out: &mut dyn Write, err: &mut dyn Write) -> Result
             )?;
         }
     }
-    // The connection first: closing the write-back's descriptor would drop
-    // the locks SQLite holds on the file (POSIX), so it closes last.
-    drop(conn);
-    drop(writeback);
     done
 }
 
