@@ -307,8 +307,8 @@ impl PartWriter {
 
     /// Finishes the file, makes it durable and renames it into place.
     pub fn finish(self) -> Result<Written, WriteError> {
-        let (landing, written) = self.complete()?;
-        landing.land()?;
+        let (job, written) = self.complete()?;
+        job.land()?;
         Ok(written)
     }
 
