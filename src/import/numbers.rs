@@ -462,42 +462,27 @@ pub fn flat_f64_list(b: &[u8]) -> Option<Vec<f64>> {
 /// request long.
 pub fn float_values(b: &[u8]) -> Option<Vec<serde_json::Value>> {
     use serde_json::{Number, Value};
-    let rest = b.strip_prefix(b"[")?;
-    let mut i = 0;
-    let skip = |i: &mut usize| {
-        while *i < rest.len() && is_ws(rest[*i]) {
-            *i += 1;
-        }
-    };
-    skip(&mut i);
-    if rest.get(i) == Some(&b']') {
-        return (i + 1 == rest.len()).then(Vec::new);
-    }
-    let mut out = Vec::with_capacity(memchr::memchr_iter(b',', rest).count() + 1);
-    loop {
-        skip(&mut i);
-        let here = &rest[i..];
+    let (out, n) = list_of(b, |here| {
         if null_at(here) {
-            out.push(Value::Null);
-            i += 4;
-        } else {
-            let (v, n) = number(here)?;
-            memchr::memchr3(b'.', b'e', b'E', &here[..n])?;
-            out.push(Value::Number(Number::from_f64(v)?));
-            i += n;
+            return Some((Value::Null, 4));
         }
-        skip(&mut i);
-        match rest.get(i) {
-            Some(b',') => i += 1,
-            Some(b']') => return (i + 1 == rest.len()).then_some(out),
-            _ => return None,
-        }
-    }
+        let (v, n) = number(here)?;
+        memchr::memchr3(b'.', b'e', b'E', &here[..n])?;
+        Some((Value::Number(Number::from_f64(v)?), n))
+    })?;
+    (n == b.len()).then_some(out)
 }
 
 /// The list of numbers at the start of `b` and the bytes it takes, with
 /// room for exactly its numbers (one more than its commas).
 fn list_at(b: &[u8]) -> Option<(Vec<f64>, usize)> {
+    list_of(b, number)
+}
+
+/// The list at the start of `b`, each element read by `element` (its value
+/// and the bytes it takes), and the bytes the list takes, with room for
+/// exactly its elements (one more than its commas). None: no such list.
+fn list_of<T>(b: &[u8], element: impl Fn(&[u8]) -> Option<(T, usize)>) -> Option<(Vec<T>, usize)> {
     if b.first() != Some(&b'[') {
         return None;
     }
@@ -515,7 +500,7 @@ fn list_at(b: &[u8]) -> Option<(Vec<f64>, usize)> {
     let mut out = Vec::with_capacity(memchr::memchr_iter(b',', &b[..close]).count() + 1);
     loop {
         skip(&mut i);
-        let (v, n) = number(&b[i..])?;
+        let (v, n) = element(&b[i..])?;
         out.push(v);
         i += n;
         skip(&mut i);
