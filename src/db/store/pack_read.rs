@@ -411,12 +411,7 @@ impl<'s> Fill<'s> {
     /// Sets the fields of `r`, made of the values' [`Syms`], from the rest
     /// of the values `v`.
     fn set<'v>(&self, r: &mut Request, v: &impl Fields<'v>) {
-        let text = |i: usize| {
-            v.text(i).map(|t| match std::str::from_utf8(t) {
-                Ok(s) => s.to_owned(),
-                Err(_) => String::from_utf8_lossy(t).into_owned(),
-            })
-        };
+        let text = |i: usize| v.text(i).map(string_of);
         if let Some(t) = v.text(5) {
             set_text(&mut r.request_id, t);
         }
@@ -501,10 +496,17 @@ impl<'s> Fill<'s> {
 /// two ids' moves were a third of the fill's own samples).
 #[inline(never)]
 fn set_text(dst: &mut Value, t: &[u8]) {
-    *dst = Value::String(match std::str::from_utf8(t) {
+    *dst = Value::String(string_of(t));
+}
+
+/// The text `t` as a string, invalid UTF-8 replaced by U+FFFD; valid text
+/// (the common case) is checked by `from_utf8`'s fast validation and copied
+/// once.
+fn string_of(t: &[u8]) -> String {
+    match std::str::from_utf8(t) {
         Ok(s) => s.to_owned(),
         Err(_) => String::from_utf8_lossy(t).into_owned(),
-    });
+    }
 }
 
 /// What [`Fill::syms`] made of a row: its sequence number and its shared
@@ -820,23 +822,21 @@ impl Segments<'_> {
             if number != next as i64 || usize::try_from(listed).ok() != Some(rows_here) {
                 return Ok(None);
             }
-            let opened = match blob.as_mut() {
-                Some(b) => b.reopen(rowid),
-                None => self
-                    .conn
-                    .blob_open(
-                        rusqlite::DatabaseName::Main,
-                        "request_packs",
-                        "body",
-                        rowid,
-                        true,
-                    )
-                    .map(|b| {
-                        blob = Some(b);
-                    }),
-            };
-            let Some(handle) = blob.as_ref().filter(|_| opened.is_ok()) else {
-                return Ok(None);
+            let handle = match &mut blob {
+                Some(b) => match b.reopen(rowid) {
+                    Ok(()) => b,
+                    Err(_) => return Ok(None),
+                },
+                None => match self.conn.blob_open(
+                    rusqlite::DatabaseName::Main,
+                    "request_packs",
+                    "body",
+                    rowid,
+                    true,
+                ) {
+                    Ok(b) => blob.insert(b),
+                    Err(_) => return Ok(None),
+                },
             };
             let Ok(size) = usize::try_from(handle.size()) else {
                 return Ok(None);
