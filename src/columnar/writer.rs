@@ -399,14 +399,7 @@ impl Landing {
                     let Ok(job) = job else {
                         return; // the landing is dropped
                     };
-                    let done = job.land();
-                    let (lock, cond) = &*state;
-                    let mut st = lock.lock().unwrap_or_else(PoisonError::into_inner);
-                    if let Err(e) = done {
-                        st.failed.get_or_insert(e);
-                    }
-                    st.pending -= 1;
-                    cond.notify_all();
+                    settle(&state, job.land());
                 });
             if let Ok(h) = spawned {
                 handles.push(h);
@@ -421,24 +414,18 @@ impl Landing {
 
     fn submit(&self, job: Job) {
         let (lock, _) = &*self.state;
-        let Some(send) = &self.send else {
-            if let Err(e) = job.land() {
-                let mut st = lock.lock().unwrap_or_else(PoisonError::into_inner);
-                st.failed.get_or_insert(e);
-            }
-            return;
-        };
         lock.lock().unwrap_or_else(PoisonError::into_inner).pending += 1;
-        if let Err(std::sync::mpsc::SendError(job)) = send.send(job) {
-            // No thread left to take it (none can be, while `send` is held):
-            // landed here instead.
-            let done = job.land();
-            let mut st = lock.lock().unwrap_or_else(PoisonError::into_inner);
-            st.pending -= 1;
-            if let Err(e) = done {
-                st.failed.get_or_insert(e);
-            }
-        }
+        let job = match &self.send {
+            Some(send) => match send.send(job) {
+                Ok(()) => return,
+                // No thread left to take it (every one died): landed here
+                // instead.
+                Err(std::sync::mpsc::SendError(job)) => job,
+            },
+            // No threads: every file lands where it is handed over.
+            None => job,
+        };
+        settle(&self.state, job.land());
     }
 
     /// Waits until every file handed over is synced and in place; the first
@@ -451,6 +438,17 @@ impl Landing {
         }
         st.failed.take().map_or(Ok(()), Err)
     }
+}
+
+/// Counts a handed-over file as landed, keeping the first failure.
+fn settle(state: &(Mutex<LandingState>, std::sync::Condvar), done: Result<(), WriteError>) {
+    let (lock, cond) = state;
+    let mut st = lock.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Err(e) = done {
+        st.failed.get_or_insert(e);
+    }
+    st.pending -= 1;
+    cond.notify_all();
 }
 
 impl Drop for Landing {
