@@ -68,8 +68,7 @@ pub fn measure_value(req: &Request, key: CriterionKey, spans: &Spans) -> Option<
             }
         }
     };
-    // `plausible`: a value that is not finite, or negative, is unknown.
-    raw.filter(|v| v.is_finite() && *v >= 0.0)
+    raw.filter(|v| is_plausible(*v))
 }
 
 /// docs/slo-policy.md §7.1 and §7.2, before the plausibility check.
@@ -140,6 +139,11 @@ fn plausible(m: Measure) -> Measure {
         Measure::Value(v) if v < 0.0 => unknown("negative_value"),
         other => other,
     }
+}
+
+/// Whether [`plausible`] keeps the value `v`.
+fn is_plausible(v: f64) -> bool {
+    v.is_finite() && v >= 0.0
 }
 
 /// One criterion's outcome for one request.
