@@ -338,19 +338,13 @@ fn write_prepared(w: &mut Writer, seq: i64, p: Prepared) -> Result<(), DbError> 
 /// [`ImportTx::finish`] writes the run and commits. Dropped unfinished, it
 /// rolls back: nothing is stored.
 ///
-/// Triggers are off on the connection meanwhile, as for an artifact ingest
-/// (migrations/0004_request_packs.sql): the ingest writes the pack itself.
+/// The caller runs it with the connection's triggers and foreign-key checks
+/// off ([`super::ingest::without_triggers`]), as for an artifact ingest.
 pub struct ImportTx<'c> {
-    tx: Option<Transaction<'c>>,
-    triggers_were: bool,
+    tx: Transaction<'c>,
 }
 
-use rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER as TRIGGERS;
 use rusqlite::Transaction;
-
-fn config(e: rusqlite::Error) -> DbError {
-    DbError::Other(format!("cannot switch triggers: {e}"))
-}
 
 /// Begins an import's transaction.
 pub fn begin(conn: &mut Connection) -> Result<ImportTx<'_>, DbError> {
@@ -363,20 +357,7 @@ pub fn begin(conn: &mut Connection) -> Result<ImportTx<'_>, DbError> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(DbError::query(&sql::INGEST_INSERT_RUN))?;
-    let triggers_were = tx.db_config(TRIGGERS).map_err(config)?;
-    tx.set_db_config(TRIGGERS, false).map_err(config)?;
-    Ok(ImportTx {
-        tx: Some(tx),
-        triggers_were,
-    })
-}
-
-impl Drop for ImportTx<'_> {
-    fn drop(&mut self) {
-        if let Some(tx) = &self.tx {
-            let _ = tx.set_db_config(TRIGGERS, self.triggers_were);
-        }
-    }
+    Ok(ImportTx { tx })
 }
 
 /// What [`ImportTx::store_original`] stored: its blob id, SHA-256 and size.
@@ -387,22 +368,16 @@ pub struct Blob {
     pub bytes: u64,
 }
 
-impl<'c> ImportTx<'c> {
-    fn tx(&self) -> Result<&Transaction<'c>, DbError> {
-        self.tx
-            .as_ref()
-            .ok_or_else(|| DbError::Other("the import transaction has ended".into()))
-    }
-
+impl ImportTx<'_> {
     /// Stores the bytes `reader` gives under a fresh blob id, hashing them.
     pub fn store_original(&mut self, reader: impl Read) -> Result<Blob, DbError> {
-        store_bytes(self.tx()?, reader)
+        store_bytes(&self.tx, reader)
     }
 
     /// Writes `imp` as run `run_id` and commits; `content_sha` names the
     /// imported content (a repeat of it is a no-op, and rolls back).
     pub fn finish(
-        mut self,
+        self,
         imp: &Import,
         run_id: &str,
         content_sha: &str,
@@ -411,7 +386,7 @@ impl<'c> ImportTx<'c> {
         ingested_at: &str,
     ) -> Result<(Stored, u64), DbError> {
         let done = store_in(
-            self.tx()?,
+            &self.tx,
             imp,
             run_id,
             content_sha,
@@ -420,14 +395,9 @@ impl<'c> ImportTx<'c> {
             ingested_at,
         )?;
         if matches!(done.0, Stored::Added | Stored::Replaced) {
-            let tx = self
-                .tx
-                .take()
-                .ok_or_else(|| DbError::Other("no transaction".into()))?;
-            let restored = tx.set_db_config(TRIGGERS, self.triggers_were);
-            tx.commit()
+            self.tx
+                .commit()
                 .map_err(DbError::query(&sql::INGEST_INSERT_RUN))?;
-            restored.map_err(config)?;
         }
         Ok(done)
     }
