@@ -89,6 +89,99 @@ pub fn percentiles_of(values: Vec<f64>, levels: &[f64]) -> Vec<Option<f64>> {
         .collect()
 }
 
+/// Floats of which only some order statistics are read: the ranks named
+/// when it is made are placed by selection (each leaves everything after
+/// its rank no smaller, as in [`percentiles_of`]), which costs a few passes
+/// over the values where sorting them costs a pass per halving. Any other
+/// rank is still read exactly, by a selection among the values between the
+/// two placed ranks around it (a copy of them): a rank nobody named costs
+/// time, never a wrong value. Read as sorted values would be: `at(k)` is
+/// what `sorted[k]` holds, [`Ordered::percentile`] what
+/// [`percentile_sorted`] gives.
+#[derive(Debug, Clone, Default)]
+pub struct Ordered {
+    /// The values' order keys: at a placed rank, that rank's key; between
+    /// two placed ranks, the keys of the ranks between them, in any order.
+    keys: Vec<u64>,
+    /// The placed ranks, ascending.
+    placed: Vec<usize>,
+}
+
+impl Ordered {
+    /// `values` (in any order), with the order statistics at `ranks` placed
+    /// (ranks past the last value are left out).
+    pub fn new(values: Vec<f64>, ranks: impl IntoIterator<Item = usize>) -> Self {
+        // Same size and alignment: the keys take the values' buffer.
+        let mut keys: Vec<u64> = values.into_iter().map(order_key).collect();
+        let mut placed: Vec<usize> = ranks.into_iter().filter(|&r| r < keys.len()).collect();
+        placed.sort_unstable();
+        placed.dedup();
+        let mut start = 0;
+        for &rank in &placed {
+            keys[start..].select_nth_unstable(rank - start);
+            start = rank + 1;
+        }
+        Ordered { keys, placed }
+    }
+
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// The value of rank `k` (0 the smallest), as `sorted.get(k)` would give.
+    pub fn at(&self, k: usize) -> Option<f64> {
+        if k >= self.keys.len() {
+            return None;
+        }
+        // The placed ranks around k: the values between them are exactly
+        // the order statistics between those ranks.
+        let i = self.placed.partition_point(|&p| p < k);
+        if self.placed.get(i) == Some(&k) {
+            return Some(of_order_key(self.keys[k]));
+        }
+        #[cfg(test)]
+        UNPLACED_READS.with(|n| n.set(n.get() + 1));
+        let lo = if i == 0 { 0 } else { self.placed[i - 1] + 1 };
+        let hi = self.placed.get(i).copied().unwrap_or(self.keys.len());
+        let mut between = self.keys[lo..hi].to_vec();
+        let (_, key, _) = between.select_nth_unstable(k - lo);
+        Some(of_order_key(*key))
+    }
+
+    /// [`percentile_sorted`] of the values.
+    pub fn percentile(&self, level: f64) -> Option<f64> {
+        match self.keys.len() {
+            0 => None,
+            1 => self.at(0),
+            n => {
+                let s = spot(n, level)?;
+                Some(s.between(self.at(s.lower)?, self.at(s.upper)?))
+            }
+        }
+    }
+
+    /// The ranks [`Ordered::percentile`] reads for `level` among `len` values.
+    pub fn percentile_ranks(len: usize, level: f64) -> [usize; 2] {
+        spot(len, level).map_or([0, 0], |s| [s.lower, s.upper])
+    }
+
+    /// Every value, in no particular order.
+    pub fn values(&self) -> impl Iterator<Item = f64> + '_ {
+        self.keys.iter().map(|&k| of_order_key(k))
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many reads of [`Ordered::at`] on this thread found their rank
+    /// unplaced (tests check that the report's reads are all placed).
+    pub static UNPLACED_READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 const SIGN: u64 = 1 << 63;
 
 /// The key of `f64::total_cmp` as an unsigned integer: a negative float has
@@ -161,6 +254,74 @@ mod tests {
             x ^= x >> 27;
             x.wrapping_mul(0x2545_f491_4f6c_dd1d)
         }
+    }
+
+    /// Whatever ranks are placed, every rank reads what a sort puts there
+    /// (to the bit: NaNs, infinities and both zeros in `total_cmp` order),
+    /// and every percentile is `percentile_sorted`'s.
+    #[test]
+    fn ordered_values_read_as_sorted_ones() {
+        let mut next = noise(0x51_7cc1_b727_220a);
+        for n in [0usize, 1, 2, 3, 7, 64, 1000, 5003] {
+            for placed_count in [0usize, 1, 3, 40] {
+                let v: Vec<f64> = (0..n)
+                    .map(|_| match next() % 5 {
+                        0 => f64::from_bits(next()),
+                        1 => (next() % 50) as f64 / 4.0,
+                        2 => [0.0, -0.0, f64::NAN, f64::INFINITY, -f64::NAN][(next() % 5) as usize],
+                        _ => (next() % 100_000) as f64 * 1e-2,
+                    })
+                    .collect();
+                let sorted = sort_floats(v.clone());
+                let ranks: Vec<usize> = (0..placed_count)
+                    .map(|_| (next() as usize) % (n + 2))
+                    .collect();
+                let o = Ordered::new(v, ranks);
+                assert_eq!(o.len(), n);
+                for k in 0..n + 1 {
+                    assert_eq!(
+                        o.at(k).map(f64::to_bits),
+                        sorted.get(k).map(|x| x.to_bits()),
+                        "n {n}, rank {k}"
+                    );
+                }
+                for level in [
+                    0.0,
+                    0.01,
+                    0.5,
+                    0.9,
+                    0.95,
+                    0.99,
+                    0.999,
+                    1.0,
+                    1.5,
+                    -0.1,
+                    f64::NAN,
+                ] {
+                    assert_eq!(
+                        o.percentile(level).map(f64::to_bits),
+                        percentile_sorted(&sorted, level).map(f64::to_bits),
+                        "n {n}, level {level}"
+                    );
+                }
+                let mut all: Vec<u64> = o.values().map(f64::to_bits).collect();
+                let mut want: Vec<u64> = sorted.iter().map(|x| x.to_bits()).collect();
+                all.sort_unstable();
+                want.sort_unstable();
+                assert_eq!(all, want);
+            }
+        }
+    }
+
+    /// A placed rank is read without a selection; an unplaced one with one.
+    #[test]
+    fn ordered_counts_its_unplaced_reads() {
+        let o = Ordered::new((0..100).rev().map(f64::from).collect(), [10, 50]);
+        let before = UNPLACED_READS.with(|n| n.get());
+        assert_eq!((o.at(10), o.at(50)), (Some(10.0), Some(50.0)));
+        assert_eq!(UNPLACED_READS.with(|n| n.get()), before);
+        assert_eq!(o.at(30), Some(30.0));
+        assert_eq!(UNPLACED_READS.with(|n| n.get()), before + 1);
     }
 
     /// A sort and a selection work in the buffer they are given: the keys

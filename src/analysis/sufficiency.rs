@@ -154,10 +154,25 @@ pub fn n_min_exists(p: f64) -> usize {
 /// failures ranked above every value; `None` when the ranks do not exist or
 /// the lower rank falls among the failures.
 pub fn interval(sorted_values: &[f64], p: f64, penalized: usize) -> Option<Interval> {
-    let n = sorted_values.len() + penalized;
-    let ranks = ranks_cached(n, p)?;
-    let lower_ms = *sorted_values.get(ranks.lower - 1)?;
-    let upper_ms = sorted_values.get(ranks.upper - 1).copied();
+    interval_at(
+        sorted_values.len(),
+        |i| sorted_values.get(i).copied(),
+        p,
+        penalized,
+    )
+}
+
+/// [`interval`] on `len` values read by rank through `at` (0 the smallest;
+/// `None` past the last).
+pub fn interval_at(
+    len: usize,
+    at: impl Fn(usize) -> Option<f64>,
+    p: f64,
+    penalized: usize,
+) -> Option<Interval> {
+    let ranks = ranks_cached(len + penalized, p)?;
+    let lower_ms = at(ranks.lower - 1)?;
+    let upper_ms = at(ranks.upper - 1);
     Some(Interval {
         lower_rank: ranks.lower,
         upper_rank: ranks.upper,
@@ -166,6 +181,12 @@ pub fn interval(sorted_values: &[f64], p: f64, penalized: usize) -> Option<Inter
         width_ms: upper_ms.map(|upper| upper - lower_ms),
         coverage: ranks.coverage,
     })
+}
+
+/// The ranks (0 the smallest) [`interval_at`] reads among `len` values
+/// with `penalized` failures above them, where its rule has ranks there.
+pub fn interval_ranks(len: usize, p: f64, penalized: usize) -> Option<[usize; 2]> {
+    ranks_cached(len + penalized, p).map(|r| [r.lower - 1, r.upper - 1])
 }
 
 /// [`ranks`], remembered per (n, p): a case's latency metrics mostly share

@@ -17,7 +17,7 @@ pub fn request_figures(
     reqs: &[&Request],
     samples: &[SystemSample],
     rate_interval: &Value,
-    sorted: &[(&str, Vec<f64>)],
+    sorted: &[(&str, Ordered)],
     out: &mut Map<String, Value>,
 ) -> Option<(i64, i64)> {
     finish_request_figures(
@@ -95,7 +95,7 @@ pub fn finish_request_figures(
     reqs: &[&Request],
     samples: &[SystemSample],
     rate_interval: &Value,
-    sorted: &[(&str, Vec<f64>)],
+    sorted: &[(&str, Ordered)],
     out: &mut Map<String, Value>,
 ) -> Option<(i64, i64)> {
     let FiguresPass {
@@ -115,7 +115,7 @@ pub fn finish_request_figures(
             .iter()
             .find(|(k, _)| *k == key)
         {
-            Some((_, s)) if s.len() == finite_values => sorted_pcts(s, [50, 95, 99]),
+            Some((_, s)) if s.len() == finite_values => ordered_pcts(s, [50, 95, 99]),
             _ => pcts(nums_in(ok(), n_ok, value), [50, 95, 99]),
         };
     let [e2e_p50, e2e_p95, e2e_p99] = figures("client.e2e", finite_values[0], &e2e);

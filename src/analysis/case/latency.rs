@@ -10,9 +10,10 @@ pub type MetricFn<'a> = dyn Fn(&Request) -> Option<f64> + Sync + 'a;
 /// The `latency` block and what its pass found besides.
 pub struct Latency<'k> {
     pub block: Value,
-    /// Each metric's sorted values of the successful requests, by key
-    /// ([`request_figures`] reads its percentiles off them).
-    pub sorted: Vec<(&'k str, Vec<f64>)>,
+    /// Each metric's values of the successful requests, by key, with the
+    /// order statistics the block read placed ([`request_figures`] reads
+    /// its percentiles off them).
+    pub sorted: Vec<(&'k str, Ordered)>,
     /// The unsuccessful requests counted by status (the block's
     /// `unsuccessful` counts).
     pub failed_by_status: BTreeMap<String, i64>,
@@ -41,11 +42,14 @@ pub fn latency<'k>(reqs: &[&Request], metrics: &[(&'k str, &str, &MetricFn)]) ->
             }
         }
     }
-    let blocks: Vec<(&str, Value, Vec<f64>)> = metrics
+    let blocks: Vec<(&str, Value, Ordered)> = metrics
         .par_iter()
         .zip(values)
         .map(|((key, boundary, _), (values, missing))| {
-            let sorted = sort_floats(values);
+            // Only the ranks the block and the request figures read are
+            // placed (a selection each), not every value sorted.
+            let ranks = block_ranks(values.len(), missing, failures.len());
+            let sorted = Ordered::new(values, ranks);
             let block = metric_block(&failures, key, boundary, &sorted, missing);
             (*key, block, sorted)
         })
@@ -64,14 +68,38 @@ pub fn latency<'k>(reqs: &[&Request], metrics: &[(&'k str, &str, &MetricFn)]) ->
     }
 }
 
+/// The levels of the block's quantiles.
+const LEVELS: [(&str, f64); 4] = [("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99)];
+
+/// The ranks (0 the smallest) that [`metric_block`] and the request figures
+/// (`finish_request_figures`: p50, p95, p99) read among `n` successful
+/// values, with `missing` successful requests without one and `f` failures.
+/// A rank left out here is still read right, only more slowly
+/// ([`Ordered::at`]).
+pub(super) fn block_ranks(n: usize, missing: usize, f: usize) -> Vec<usize> {
+    let mut ranks = Vec::with_capacity(LEVELS.len() * 8);
+    for (_, p) in LEVELS {
+        ranks.extend(Ordered::percentile_ranks(n, p));
+        ranks.extend(sufficiency::interval_ranks(n, p, 0).into_iter().flatten());
+        ranks.extend(sufficiency::interval_ranks(n, p, f).into_iter().flatten());
+        if n > 0 {
+            let level = p * (n + missing + f) as f64 / n as f64;
+            if level <= 1.0 {
+                ranks.extend(Ordered::percentile_ranks(n, level));
+            }
+        }
+    }
+    ranks
+}
+
 /// One metric of the `latency` block (docs/report.md §4.7).
-/// `sorted`: the metric's values of the successful requests, ascending,
+/// `sorted`: the metric's values of the successful requests, read by rank,
 /// `missing` how many of them have none; `failures` the unsuccessful ones.
 pub(super) fn metric_block(
     failures: &[&Request],
     key: &str,
     boundary: &str,
-    sorted: &[f64],
+    sorted: &Ordered,
     missing: usize,
 ) -> Value {
     let f = failures.len();
@@ -91,15 +119,18 @@ pub(super) fn metric_block(
     };
     let mut succ = Map::new();
     let mut pen = Map::new();
-    for (name, p) in [("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99)] {
+    let interval = |p: f64, penalized: usize| {
+        sufficiency::interval_at(sorted.len(), |k| sorted.at(k), p, penalized)
+    };
+    for (name, p) in LEVELS {
         let nmin = sufficiency::n_min(p);
         let nexist = sufficiency::n_min_exists(p);
         let n = sorted.len();
         succ.insert(
                 name.into(),
-                json!({"value_ms": fnum(percentile_sorted(sorted, p)), "n": n, "sufficient": n >= nmin, "n_min": nmin,
+                json!({"value_ms": fnum(sorted.percentile(p)), "n": n, "sufficient": n >= nmin, "n_min": nmin,
                        "n_min_exists": nexist, "penalized": false, "observed_lower_bound_ms": null, "reason": null,
-                       "interval": interval_json(sufficiency::interval(sorted, p, 0))}),
+                       "interval": interval_json(interval(p, 0))}),
             );
         let np = n + missing + f;
         let est = if missing > 0 || (n == 0 && f == 0) {
@@ -120,11 +151,11 @@ pub(super) fn metric_block(
             let value = if penalized {
                 Value::Null
             } else {
-                fnum(percentile_sorted(sorted, level))
+                fnum(sorted.percentile(level))
             };
             let bound = match (&timeouts, penalized) {
                 (Some(extra), true) => {
-                    let mut all = sorted.to_vec();
+                    let mut all: Vec<f64> = sorted.values().collect();
                     all.extend(extra.iter().copied());
                     let all = sort_floats(all);
                     fnum(percentile_sorted(&all, p))
@@ -133,7 +164,7 @@ pub(super) fn metric_block(
             };
             json!({"value_ms": value, "n": np, "sufficient": np >= nmin, "n_min": nmin, "n_min_exists": nexist,
                        "penalized": penalized, "observed_lower_bound_ms": bound, "reason": null,
-                       "interval": interval_json(sufficiency::interval(sorted, p, f))})
+                       "interval": interval_json(interval(p, f))})
         };
         pen.insert(name.into(), est);
     }

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use serde_json::{json, Map, Value};
 
 use super::schedule;
-use super::stats::{percentile_sorted, percentiles_of, sort_floats};
+use super::stats::{percentile_sorted, percentiles_of, sort_floats, Ordered};
 use super::sufficiency;
 use crate::model::request::{finite, span_ms, span_ms_exact};
 use crate::model::{Request, RunData, Scalar, SystemSample};
@@ -44,9 +44,9 @@ fn pcts<const N: usize>(values: Vec<f64>, ps: [u32; N]) -> [Value; N] {
     std::array::from_fn(|i| fnum(got[i]))
 }
 
-/// Percentiles `ps` (0-100) of values already sorted ascending.
-fn sorted_pcts<const N: usize>(sorted: &[f64], ps: [u32; N]) -> [Value; N] {
-    ps.map(|p| fnum(percentile_sorted(sorted, f64::from(p) / 100.0)))
+/// Percentiles `ps` (0-100) of values read by rank.
+fn ordered_pcts<const N: usize>(values: &Ordered, ps: [u32; N]) -> [Value; N] {
+    ps.map(|p| fnum(values.percentile(f64::from(p) / 100.0)))
 }
 
 fn max_of(values: &[f64]) -> Value {
@@ -255,6 +255,39 @@ mod tests {
     /// afresh when a negative value (finite, so a figure, but implausible,
     /// so not in the latency block) makes them differ: the same figures
     /// either way.
+    #[test]
+    fn the_latency_block_reads_only_the_ranks_it_placed() {
+        // Failures: timeouts (the e2e bound reads them) and errors.
+        let failures: Vec<Request> = (0..40)
+            .map(|i| {
+                req(
+                    json!({"status": if i % 2 == 0 { "timeout" } else { "error" },
+                           "e2e_latency_ms": 900.0 + f64::from(i)}),
+                )
+            })
+            .collect();
+        for n in [0usize, 1, 2, 5, 28, 29, 60, 299, 300, 1000, 4001] {
+            for (missing, f) in [(0, 0), (0, 1), (0, 7), (3, 0), (0, 40)] {
+                let fails: Vec<&Request> = failures.iter().take(f).collect();
+                let values: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1009) as f64 / 3.0).collect();
+                for key in ["client.e2e", "client.ttft"] {
+                    let before = crate::analysis::stats::UNPLACED_READS.with(|c| c.get());
+                    let ranks = latency::block_ranks(n, missing, f);
+                    let placed = Ordered::new(values.clone(), ranks);
+                    let got = latency::metric_block(&fails, key, "client", &placed, missing);
+                    for p in [50, 95, 99] {
+                        let _ = ordered_pcts(&placed, [p]);
+                    }
+                    let reads = crate::analysis::stats::UNPLACED_READS.with(|c| c.get()) - before;
+                    assert_eq!(reads, 0, "n {n}, missing {missing}, failures {f}, {key}");
+                    let every = Ordered::new(values.clone(), 0..n);
+                    let want = latency::metric_block(&fails, key, "client", &every, missing);
+                    assert_eq!(got, want, "n {n}, missing {missing}, failures {f}, {key}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn request_figures_read_off_the_latency_sorts_equal_selected_ones() {
         let metric = |key: &str| {
