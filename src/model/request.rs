@@ -483,6 +483,19 @@ impl Request {
         real_int(self.exact(|w| &w.total_tokens), self.total_tokens())
     }
 
+    /// [`Request::output_tokens_int`] as a term of an [`IntSum`](crate::py::int::IntSum):
+    /// an i64 where it is one (without making an `Int`).
+    #[inline]
+    pub fn output_tokens_term(&self) -> Result<i64, Int> {
+        real_term(self.exact(|w| &w.output_tokens), self.output_tokens())
+    }
+
+    /// [`Request::total_tokens_int`] as a term of an [`IntSum`](crate::py::int::IntSum).
+    #[inline]
+    pub fn total_tokens_term(&self) -> Result<i64, Int> {
+        real_term(self.exact(|w| &w.total_tokens), self.total_tokens())
+    }
+
     /// `int_value(in_flight_at_dispatch)` when it is a finite number.
     pub fn in_flight_int(&self) -> Option<Int> {
         finite(self.in_flight_at_dispatch())?;
@@ -576,6 +589,19 @@ fn real_int(exact: Option<&Int>, slot: Option<f64>) -> Int {
     }
 }
 
+/// [`real_int`] as an i64 where it is one: a slot within i64 truncated
+/// toward zero (as `Int::from_f64` does), an absent or NaN slot 0; any
+/// other value (an exact one kept beside the slot, a slot past i64) whole.
+#[inline]
+fn real_term(exact: Option<&Int>, slot: Option<f64>) -> Result<i64, Int> {
+    match (exact, slot) {
+        (None, None) => Ok(0),
+        (None, Some(f)) if f.is_nan() => Ok(0),
+        (None, Some(f)) if f.abs() < 9_223_372_036_854_775_808.0 => Ok(f as i64),
+        _ => Err(real_int(exact, slot)),
+    }
+}
+
 /// Milliseconds from `start` to `end`, Python's `(end - start) / 1_000_000.0`
 /// on integers of any size: the exact difference, rounded to a float, then
 /// divided. `None` where Python's float() of the difference overflows.
@@ -625,6 +651,60 @@ impl SystemSample {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A token count read as a sum's term is the exact integer `real_int`
+    /// makes of it, on every kind of slot: absent, NaN, infinite, past
+    /// i64 either way, at its edges, fractional, and an exact value kept
+    /// beside the slot.
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn a_term_is_the_integer_real_int_makes() {
+        let edge = 9_223_372_036_854_775_808.0; // 2^63
+        let slots = [
+            None,
+            Some(f64::NAN),
+            Some(f64::INFINITY),
+            Some(f64::NEG_INFINITY),
+            Some(edge),
+            Some(-edge),
+            Some(edge * 4.0),
+            Some(-edge * 4.0),
+            Some(9_223_372_036_854_774_784.0), // the largest f64 below 2^63
+            Some(-9_223_372_036_854_774_784.0),
+            Some(0.0),
+            Some(-0.0),
+            Some(-3.7),
+            Some(3.7),
+            Some(4096.0),
+            Some(1e300),
+        ];
+        let exacts = [
+            None,
+            Some(Int::from(7i64)),
+            Some(Int::from(i64::MAX).add(&Int::from(1i64))),
+        ];
+        for exact in &exacts {
+            for slot in slots {
+                let term = match real_term(exact.as_ref(), slot) {
+                    Ok(v) => Int::from(v),
+                    Err(big) => big,
+                };
+                assert_eq!(term, real_int(exact.as_ref(), slot), "{exact:?} {slot:?}");
+            }
+        }
+        // Read off requests, the way the sums read them.
+        let r = Request::from_record(
+            0,
+            json!({"output_tokens": 1e20, "total_tokens": 12.9})
+                .as_object()
+                .unwrap(),
+        );
+        assert_eq!(
+            r.output_tokens_term(),
+            Err(Int::parse_literal("100000000000000000000").unwrap())
+        );
+        assert_eq!(r.total_tokens_term(), Ok(12));
+    }
 
     #[test]
     fn optional_numbers_read_back_as_set_and_absent_ones_compare_equal() {

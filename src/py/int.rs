@@ -22,6 +22,39 @@ pub enum Int {
     Big(BigInt),
 }
 
+/// A running sum of Python integers, exact at any size: terms that fit an
+/// i64 add into a plain i128 (which 2^64 such terms cannot overflow), any
+/// other term into an [`Int`] beside it. Integer addition is associative,
+/// so the total is exactly the left-to-right sum of the same terms.
+#[derive(Debug, Clone, Default)]
+pub struct IntSum {
+    small: i128,
+    rest: Option<Int>,
+}
+
+impl IntSum {
+    /// Adds a term: an i64, or (`Err`) an integer of any size.
+    #[inline]
+    pub fn take(&mut self, term: Result<i64, Int>) {
+        match term {
+            Ok(v) => self.small += i128::from(v),
+            Err(big) => {
+                let rest = self.rest.take().unwrap_or_default();
+                self.rest = Some(rest.add(&big));
+            }
+        }
+    }
+
+    /// The sum of every term taken.
+    pub fn total(&self) -> Int {
+        let small = Int::Small(self.small);
+        match &self.rest {
+            Some(rest) => small.add(rest),
+            None => small,
+        }
+    }
+}
+
 impl Default for Int {
     fn default() -> Self {
         Int::Small(0)
@@ -343,6 +376,39 @@ pub fn int_value(v: &Value) -> Int {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// An [`IntSum`] totals exactly what adding the same terms one by one
+    /// with [`Int::add`] gives: i64 terms at both edges (their i128 sum
+    /// leaves i64), huge terms of both signs between them, in any order.
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn a_running_sum_equals_the_sum_of_its_terms() {
+        let huge = Int::parse_literal("123456789012345678901234567890123456789012").unwrap();
+        let terms: Vec<Result<i64, Int>> = vec![
+            Ok(i64::MAX),
+            Ok(i64::MAX),
+            Err(huge.clone()),
+            Ok(i64::MIN),
+            Ok(-5),
+            Err(Int::from(0i64).sub(&huge)),
+            Err(Int::from(3i64)),
+            Ok(i64::MAX),
+            Err(huge.add(&huge)),
+        ];
+        for take in [terms.len(), 1, 2, 3, 5] {
+            let mut sum = IntSum::default();
+            let mut want = Int::default();
+            for t in terms.iter().take(take) {
+                sum.take(t.clone());
+                want = want.add(&match t {
+                    Ok(v) => Int::from(*v),
+                    Err(big) => big.clone(),
+                });
+            }
+            assert_eq!(sum.total(), want, "first {take} terms");
+        }
+        assert_eq!(IntSum::default().total(), Int::default());
+    }
 
     fn big(s: &str) -> Int {
         Int::parse_literal(s).expect("literal")

@@ -26,4 +26,4 @@ pub mod printable;
 pub mod text;
 pub mod value;
 
-pub use int::{int_call, Int};
+pub use int::{int_call, Int, IntSum};

@@ -112,6 +112,7 @@ pub fn judge_case(requests: &[&Request], policy: &Policy, spans: &Spans) -> Case
             .collect(),
         good_tokens: crate::py::Int::default(),
     };
+    let mut good_tokens = crate::py::IntSum::default();
     for r in requests {
         let ok = r.is_ok();
         let (mut any_fail, mut any_unknown) = (false, false);
@@ -126,7 +127,7 @@ pub fn judge_case(requests: &[&Request], policy: &Policy, spans: &Spans) -> Case
         match verdict(ok, any_fail, any_unknown) {
             Verdict::Met => {
                 case.met += 1;
-                case.good_tokens = case.good_tokens.add(&r.output_tokens_int());
+                good_tokens.take(r.output_tokens_term());
             }
             Verdict::Unknown => case.unknown += 1,
             Verdict::Missed => {}
@@ -136,6 +137,7 @@ pub fn judge_case(requests: &[&Request], policy: &Policy, spans: &Spans) -> Case
             case.ok_known += usize::from(!any_unknown);
         }
     }
+    case.good_tokens = good_tokens.total();
     case
 }
 

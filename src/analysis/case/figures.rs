@@ -1,6 +1,7 @@
 //! Request-level figures: latency percentiles, throughput, tokens and
 //! client-local memory of a case's successful requests.
 use super::*;
+use crate::py::IntSum;
 
 /// `latency_ms`, `throughput`, `tokens`, `memory` (client-local) and `request_count` (docs/report.md §4.1).
 /// Returns the window of the successful requests (first start, last end),
@@ -50,7 +51,7 @@ pub fn figures_pass<'r>(reqs: &[&'r Request]) -> FiguresPass<'r> {
     let mut n_ok = 0usize;
     let mut finite_values = [0usize; 3];
     let mut first_chunk: Vec<f64> = Vec::with_capacity(reqs.len());
-    let (mut out_tokens, mut total_tokens) = (Int::default(), Int::default());
+    let (mut out_tokens, mut total_tokens) = (IntSum::default(), IntSum::default());
     let mut sources = Distinct::default();
     let mut window: Option<(i64, i64)> = None;
     for r in reqs.iter().filter(|r| r.is_ok()) {
@@ -63,8 +64,8 @@ pub fn figures_pass<'r>(reqs: &[&'r Request]) -> FiguresPass<'r> {
             *n += usize::from(finite(value).is_some());
         }
         first_chunk.extend(finite(r.first_chunk_latency_ms()));
-        out_tokens = out_tokens.add(&r.output_tokens_int());
-        total_tokens = total_tokens.add(&r.total_tokens_int());
+        out_tokens.take(r.output_tokens_term());
+        total_tokens.take(r.total_tokens_term());
         sources.take(r.output_token_source.as_str());
         if let (Some(s), Some(e)) = (r.started_at_ns(), r.ended_at_ns()) {
             widen(&mut window, s, e);
@@ -74,8 +75,8 @@ pub fn figures_pass<'r>(reqs: &[&'r Request]) -> FiguresPass<'r> {
         n_ok,
         finite_values,
         first_chunk: pcts(first_chunk, [50, 95]),
-        out_tokens,
-        total_tokens,
+        out_tokens: out_tokens.total(),
+        total_tokens: total_tokens.total(),
         sources,
         window,
     }
