@@ -98,6 +98,48 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The schema every migration above leaves, as one script: a database made
+/// new gets it in one step instead of replaying the history (each
+/// `ALTER TABLE` of which makes SQLite parse the whole schema again: 96 M of
+/// the 140 M instructions of creating a database and ingesting a small
+/// run). Generated from a migrated database by [`snapshot_of`]; a test
+/// checks that it is current and that both ways give the same schema.
+const SNAPSHOT: &str = include_str!("../../migrations/snapshot.sql");
+
+/// The first line of [`SNAPSHOT`]: the schema version it is.
+fn snapshot_header() -> String {
+    format!("-- stormlog schema version {SCHEMA_VERSION}")
+}
+
+/// The schema of `conn` as a script that makes it again: every object's
+/// SQL (tables, then indexes, views and triggers, each kind in the order
+/// they were made; SQLite's own objects, and the indexes a table's keys
+/// make, left to SQLite).
+#[cfg(test)]
+fn snapshot_of(conn: &Connection) -> rusqlite::Result<String> {
+    let mut stmt = conn.prepare(
+        "SELECT sql FROM sqlite_schema
+         WHERE sql IS NOT NULL AND substr(name, 1, 7) <> 'sqlite_'
+         ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 WHEN 'view' THEN 2 ELSE 3 END, rowid",
+    )?;
+    let sqls = stmt
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut out = snapshot_header();
+    out.push_str(
+        "\n-- Generated from a database migrations/0001-NNNN made (src/db/mod.rs,\n\
+         -- `snapshot_of`); a database made new gets this script in one step.\n\
+         -- Not a migration: never edit it by hand. After adding a migration:\n\
+         --     STORMLOG_WRITE_SNAPSHOT=1 cargo test --lib schema_snapshot\n",
+    );
+    for sql in sqls {
+        out.push('\n');
+        out.push_str(&sql);
+        out.push_str(";\n");
+    }
+    Ok(out)
+}
+
 /// The schema version a migration brings, by the name after its number.
 const fn version_of(name: &str) -> i64 {
     let (name, mut i) = (name.as_bytes(), 0);
@@ -445,6 +487,17 @@ fn set_wal(conn: &Connection) -> rusqlite::Result<()> {
 }
 
 fn migrate(conn: &mut Connection, path: &Path, from: i64) -> Result<(), DbError> {
+    migrate_with(conn, path, from, true)
+}
+
+/// [`migrate`]; `snapshot`: whether a database made new may get the
+/// current schema in one step ([`SNAPSHOT`]) instead of every migration.
+fn migrate_with(
+    conn: &mut Connection,
+    path: &Path,
+    from: i64,
+    snapshot: bool,
+) -> Result<(), DbError> {
     // IMMEDIATE: two processes opening a fresh database at once must not both migrate.
     let tx = conn
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -459,6 +512,19 @@ fn migrate(conn: &mut Connection, path: &Path, from: i64) -> Result<(), DbError>
             source,
         })?;
     let start = now.max(from);
+    if snapshot && start == 0 && is_empty(&tx) && SNAPSHOT.starts_with(&snapshot_header()) {
+        // A database made new: the current schema in one step, and nothing
+        // to move, pack or backfill.
+        return tx
+            .execute_batch(SNAPSHOT)
+            .and_then(|()| tx.pragma_update(None, "user_version", SCHEMA_VERSION))
+            .and_then(|()| tx.commit())
+            .map_err(|source| DbError::Migration {
+                path: path.to_owned(),
+                name: "snapshot",
+                source,
+            });
+    }
     for (i, (name, sql)) in MIGRATIONS.iter().enumerate().skip(start as usize) {
         if *name == "0014_shared_request_fields" {
             add_shared_columns(&tx).map_err(|source| DbError::Migration {
@@ -501,6 +567,14 @@ fn migrate(conn: &mut Connection, path: &Path, from: i64) -> Result<(), DbError>
         path: path.to_owned(),
         source,
     })
+}
+
+/// Whether the database has no schema object at all.
+fn is_empty(conn: &Connection) -> bool {
+    conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| {
+        r.get::<_, i64>(0)
+    })
+    .is_ok_and(|n| n == 0)
 }
 
 /// Migration 0014's columns of `dispatches` and `first_contents` (`link`,
@@ -562,6 +636,107 @@ mod tests {
                 panic!("query {} does not prepare: {e}", q.name);
             }
         }
+    }
+
+    /// Every schema object, SQLite's own and the key indexes included, with
+    /// its SQL, and every table's columns.
+    fn schema_of(conn: &Connection) -> Vec<String> {
+        let mut out: Vec<String> = conn
+            .prepare("SELECT type, name, tbl_name, ifnull(sql, '') FROM sqlite_schema")
+            .unwrap()
+            .query_map([], |r| {
+                Ok(format!(
+                    "{} {} {} {}",
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?
+                ))
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let tables: Vec<String> = conn
+            .prepare("SELECT name FROM sqlite_schema WHERE type = 'table'")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        for t in tables {
+            let cols: Vec<String> = conn
+                .prepare("SELECT cid, name, type, \"notnull\", ifnull(dflt_value, ''), pk, hidden FROM pragma_table_xinfo(?1)")
+                .unwrap()
+                .query_map([&t], |r| {
+                    Ok(format!(
+                        "{t}.{}: {} {} {} {} {} {}",
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, i64>(3)?,
+                        r.get::<_, String>(4)?,
+                        r.get::<_, i64>(5)?,
+                        r.get::<_, i64>(6)?
+                    ))
+                })
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            out.extend(cols);
+        }
+        out.sort();
+        out
+    }
+
+    /// migrations/snapshot.sql is the schema the migrations make, and a
+    /// database made new through it has exactly their objects and columns.
+    /// `STORMLOG_WRITE_SNAPSHOT=1` rewrites the file (after a new migration).
+    #[test]
+    fn schema_snapshot_is_current_and_makes_the_migrated_schema() {
+        let mut by_history = Connection::open_in_memory().unwrap();
+        migrate_with(&mut by_history, Path::new(":memory:"), 0, false).unwrap();
+        let want = snapshot_of(&by_history).unwrap();
+        if std::env::var_os("STORMLOG_WRITE_SNAPSHOT").is_some() {
+            let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/snapshot.sql");
+            std::fs::write(file, &want).unwrap();
+        } else {
+            assert!(
+                SNAPSHOT == want,
+                "migrations/snapshot.sql is not the schema the migrations make; \
+                 rewrite it: STORMLOG_WRITE_SNAPSHOT=1 cargo test --lib schema_snapshot"
+            );
+        }
+        let fresh = open_memory().unwrap();
+        let version = |c: &Connection| -> i64 {
+            c.pragma_query_value(None, "user_version", |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!(version(&fresh), SCHEMA_VERSION);
+        assert_eq!(version(&by_history), SCHEMA_VERSION);
+        let (made, migrated) = (schema_of(&fresh), schema_of(&by_history));
+        assert!(made.len() > 100, "{} objects and columns", made.len());
+        assert_eq!(made, migrated);
+    }
+
+    /// Only a database without any schema object is made from the snapshot;
+    /// one with objects goes through the migrations from its version.
+    #[test]
+    fn a_database_with_objects_is_migrated_not_remade() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v13.db");
+        old_database(
+            &path,
+            13,
+            "INSERT INTO runs (run_id, ingested_at) VALUES ('r', 'now');",
+        );
+        let conn = open(&path, Mode::ReadWrite).unwrap();
+        let runs: i64 = conn
+            .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(runs, 1);
+        let mut by_history = Connection::open_in_memory().unwrap();
+        migrate_with(&mut by_history, Path::new(":memory:"), 0, false).unwrap();
+        assert_eq!(schema_of(&conn), schema_of(&by_history));
     }
 
     #[test]
