@@ -211,6 +211,18 @@ impl Tally {
         let mut mismatch = false;
         let mut outside = 0usize;
         let mut extents = Extents::default();
+        // The window's bounds as plain integers, where they are (a bound
+        // past i128 sends every request the exact way below).
+        let plain = |b: &Option<Int>| match b {
+            None => Some(None),
+            Some(Int::Small(v)) => Some(Some(*v)),
+            Some(Int::Big(_)) => None,
+        };
+        let plain_bounds = plain(w_start).zip(plain(w_late));
+        // The extents of the requests read as plain integers, merged into
+        // `extents` at the end (a minimum and a maximum in any order).
+        let mut plain_sends: Option<(i64, i64)> = None;
+        let mut plain_spans: Option<(i64, i64)> = None;
         for r in reqs {
             let slot = match r.status.as_str() {
                 "ok" => Some(0),
@@ -236,6 +248,26 @@ impl Tally {
                 None => index_unrecorded |= !r.request_index_is_bool,
             }
             mismatch |= Some(&r.session_id) != first_session;
+            if let (Some((ws, late)), false) = (plain_bounds, r.has_wide_times()) {
+                // Every instant an i64 (the common case): the same tests
+                // and extents without an `Int` per value.
+                let (started, ended) = (r.started_at_ns(), r.ended_at_ns());
+                outside += usize::from(match (started, ended) {
+                    (Some(s), Some(e)) => {
+                        s > e
+                            || ws.is_some_and(|ws| i128::from(s) < ws)
+                            || late.is_some_and(|late| i128::from(e) > late)
+                    }
+                    _ => true,
+                });
+                if let (Some(s), false) = (started, slot == Some(5)) {
+                    widen(&mut plain_sends, s, s);
+                }
+                if let (Some(s), Some(e)) = (started, ended) {
+                    widen(&mut plain_spans, s, e);
+                }
+                continue;
+            }
             let (started, ended) = (r.started_at(), r.ended_at());
             outside += usize::from(match (&started, &ended) {
                 (Some(s), Some(e)) => {
@@ -250,6 +282,14 @@ impl Tally {
             }
             if let (Some(s), Some(e)) = (started, ended) {
                 widen(&mut extents.spans, s, e);
+            }
+        }
+        for (plain, exact) in [
+            (plain_sends, &mut extents.sends),
+            (plain_spans, &mut extents.spans),
+        ] {
+            if let Some((lo, hi)) = plain {
+                widen(exact, Int::from(lo), Int::from(hi));
             }
         }
         Tally {
@@ -409,4 +449,74 @@ pub fn server_admission(
         fnum(Some(good as f64 / accepted as f64))
     };
     (json!(seen.len()), cov)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn req(v: Value) -> Request {
+        Request::from_record(0, v.as_object().unwrap())
+    }
+
+    /// Requests with i64 instants and requests with instants past i64 in one
+    /// case: the extents are the minimum and maximum over both kinds, and a
+    /// request counts as outside the window by the same tests either way
+    /// (worked by hand).
+    #[test]
+    fn extents_and_window_tests_over_plain_and_wide_instants() {
+        const T: i64 = 1_700_000_000_000_000_000;
+        let wide = 10_000_000_000_000_000_000u64; // past i64::MAX
+        let reqs = [
+            // Inside the window.
+            req(json!({"status": "ok", "started_at_ns": T + 5, "ended_at_ns": T + 900})),
+            // Dropped: a span, but no send.
+            req(json!({"status": "dropped", "started_at_ns": T + 1, "ended_at_ns": T + 2})),
+            // Ends past the window's drain + 1 s: outside.
+            req(
+                json!({"status": "ok", "started_at_ns": T + 10, "ended_at_ns": T + 3_000_000_000i64}),
+            ),
+            // Starts before the window: outside.
+            req(json!({"status": "error", "started_at_ns": T - 7, "ended_at_ns": T + 20})),
+            // Ends before it starts: outside.
+            req(json!({"status": "ok", "started_at_ns": T + 50, "ended_at_ns": T + 40})),
+            // No end: outside, and a send.
+            req(json!({"status": "ok", "started_at_ns": T + 3})),
+        ];
+        let window = json!({"started_at_ns": T, "drained_at_ns": T + 1_600_000_000i64});
+        let bounds = WindowBounds::of(Some(&window));
+        let refs: Vec<&Request> = reqs.iter().collect();
+        let t = Tally::read(&refs, &bounds);
+        let int = Int::from;
+        assert_eq!(t.outside, 4);
+        assert_eq!(t.extents.sends, Some((int(T - 7), int(T + 50))));
+        assert_eq!(t.extents.spans, Some((int(T - 7), int(T + 3_000_000_000))));
+        // One request with wide instants: it widens both extents and is
+        // outside (it ends past the window), the others read as before.
+        let with_wide = req(json!({"status": "ok", "started_at_ns": T + 4, "ended_at_ns": wide}));
+        let mut refs = refs;
+        refs.push(&with_wide);
+        let t = Tally::read(&refs, &bounds);
+        assert_eq!(t.outside, 5);
+        assert_eq!(t.extents.sends, Some((int(T - 7), int(T + 50))));
+        let wide_int = Int::parse_literal(&wide.to_string()).unwrap();
+        assert_eq!(t.extents.spans, Some((int(T - 7), wide_int.clone())));
+        // A window bound past i128 sends every request the exact way.
+        let huge = "1".repeat(45);
+        let window: Value = serde_json::from_str(&format!(
+            "{{\"started_at_ns\": {T}, \"drained_at_ns\": {huge}}}"
+        ))
+        .unwrap();
+        let bounds = WindowBounds::of(Some(&window));
+        assert!(
+            matches!(bounds.late, Some(Int::Big(_))),
+            "{:?}",
+            bounds.late
+        );
+        let t = Tally::read(&refs, &bounds);
+        // Nothing ends past a drain that late: three are outside.
+        assert_eq!(t.outside, 3);
+        assert_eq!(t.extents.spans, Some((int(T - 7), wide_int)));
+    }
 }
