@@ -7,6 +7,8 @@
 //! them into Parquet files, and `ops::export_parquet` says which runs go
 //! where. Data flows `db -> Batch -> writer`.
 #[cfg(feature = "parquet")]
+mod pages;
+#[cfg(feature = "parquet")]
 pub mod writer;
 
 /// What a column holds, and how a Parquet file types it.
