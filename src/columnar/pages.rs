@@ -66,6 +66,54 @@ impl Text<'_> {
     }
 }
 
+/// Which rows of a column (or of a page of it) are defined.
+#[derive(Debug, Clone, Copy)]
+pub enum Defined<'a> {
+    /// Every one of this many rows (the common case: no flags kept).
+    All(usize),
+    /// Each row's flag.
+    Each(&'a [bool]),
+}
+
+impl<'a> Defined<'a> {
+    pub fn of(col: &'a Column) -> Defined<'a> {
+        match col.defined() {
+            Some(d) => Defined::Each(d),
+            None => Defined::All(col.rows()),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Defined::All(n) => *n,
+            Defined::Each(d) => d.len(),
+        }
+    }
+
+    fn count(&self) -> usize {
+        match self {
+            Defined::All(n) => *n,
+            Defined::Each(d) => d.iter().filter(|&&x| x).count(),
+        }
+    }
+
+    #[inline]
+    fn get(&self, r: usize) -> bool {
+        match self {
+            Defined::All(_) => true,
+            Defined::Each(d) => d[r],
+        }
+    }
+
+    /// Rows `[from, to)`.
+    fn slice(&self, from: usize, to: usize) -> Defined<'a> {
+        match self {
+            Defined::All(_) => Defined::All(to - from),
+            Defined::Each(d) => Defined::Each(&d[from..to]),
+        }
+    }
+}
+
 /// What a column's values are, ready to encode.
 pub enum Input<'a> {
     Int(&'a [i64]),
@@ -157,7 +205,7 @@ fn general(msg: &str) -> ParquetError {
 /// what `SerializedRowGroupWriter::append_column` takes with them.
 pub fn encode(
     descr: ColumnDescPtr,
-    defined: &[bool],
+    defined: Defined<'_>,
     input: &Input<'_>,
     plan: Plan,
 ) -> Result<(Bytes, ColumnCloseResult)> {
@@ -275,9 +323,17 @@ pub(super) fn hybrid(out: &mut Vec<u8>, values: &[u32], width: u8) {
 /// A page's definition levels, as format v1 puts them before the values:
 /// their length in 4 bytes, then the hybrid encoding (width 1): one RLE run
 /// when every row is alike, otherwise bit-packed.
-fn levels(out: &mut Vec<u8>, defined: &[bool]) {
+fn levels(out: &mut Vec<u8>, defined: Defined<'_>) {
     let at = out.len();
     out.extend_from_slice(&[0; 4]);
+    let defined = match defined {
+        Defined::All(0) => &[][..],
+        Defined::All(n) => {
+            rle_run(out, n, 1, 1);
+            &[][..]
+        }
+        Defined::Each(d) => d,
+    };
     match defined.first() {
         None => {}
         Some(&first) if defined.iter().all(|&d| d == first) => {
@@ -377,11 +433,11 @@ struct Span {
 
 /// The pages of a PLAIN text column: a new one where a value would take
 /// the page past `PAGE_BYTES` of values.
-fn text_spans(defined: &[bool], text: &Text<'_>, out: &mut Vec<Span>) {
+fn text_spans(defined: Defined<'_>, text: &Text<'_>, out: &mut Vec<Span>) {
     let (mut row0, mut value0, mut byte0) = (0, 0, 0);
     let mut v = 0;
-    for (r, &d) in defined.iter().enumerate() {
-        if !d {
+    for r in 0..defined.len() {
+        if !defined.get(r) {
             continue;
         }
         if text.ends[v] - byte0 > PAGE_BYTES && v > value0 {
@@ -525,12 +581,12 @@ fn text_stats<'a>(values: impl Iterator<Item = &'a [u8]>, nulls: u64) -> Statist
 fn encode_with(
     s: &mut Scratch,
     descr: ColumnDescPtr,
-    defined: &[bool],
+    defined: Defined<'_>,
     input: &Input<'_>,
     plan: Plan,
 ) -> Result<(Bytes, ColumnCloseResult)> {
     let rows = defined.len();
-    let defined_count = defined.iter().filter(|&&d| d).count();
+    let defined_count = defined.count();
     if defined_count != input.len() {
         return Err(general("a column's values do not match its nulls"));
     }
@@ -600,7 +656,7 @@ fn encode_with(
                 let mut total = 0i64;
                 for span in &spans {
                     page.clear();
-                    levels(&mut page, &defined[span.rows.0..span.rows.1]);
+                    levels(&mut page, defined.slice(span.rows.0, span.rows.1));
                     let from = if span.values.0 == 0 {
                         0
                     } else {

@@ -276,7 +276,10 @@ impl PartWriter {
                 break;
             };
             levels.clear();
-            levels.extend(data.defined.iter().map(|&d| i16::from(d)));
+            match data.defined() {
+                Some(d) => levels.extend(d.iter().map(|&d| i16::from(d))),
+                None => levels.resize(data.rows(), 1),
+            }
             match (col.untyped(), &data.values) {
                 (ColumnWriter::Int64ColumnWriter(w), Values::Int(v)) => {
                     w.write_batch(v, Some(&levels), None).map_err(pq)?;
@@ -352,7 +355,8 @@ impl PartWriter {
                 statistics: super::statistics(table, def),
             };
             let input = pages::Input::of(col, text);
-            let (bytes, close) = pages::encode(descr, &col.defined, &input, plan).map_err(pq)?;
+            let (bytes, close) =
+                pages::encode(descr, pages::Defined::of(col), &input, plan).map_err(pq)?;
             group.append_column(&bytes, close).map_err(pq)?;
             pages::give_back(bytes);
         }

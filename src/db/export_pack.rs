@@ -300,7 +300,7 @@ impl Drop for Reused {
             .0
             .columns
             .first()
-            .is_none_or(|c| c.defined.capacity() <= 8192);
+            .is_none_or(|c| c.rows_capacity() <= 8192);
         if small {
             let b = std::mem::replace(&mut self.0, Batch::new(&REQUESTS));
             SPARE.with(|s| *s.borrow_mut() = Some(b));
@@ -980,7 +980,11 @@ mod tests {
             assert_eq!(x.rows(), y.rows(), "{run}");
             for (k, (cx, cy)) in x.columns.iter().zip(&y.columns).enumerate() {
                 let name = table.columns[k].name;
-                assert_eq!(cx.defined, cy.defined, "{run}: {name}: nulls");
+                assert_eq!(
+                    cx.defined_flags(),
+                    cy.defined_flags(),
+                    "{run}: {name}: nulls"
+                );
                 match (&cx.values, &cy.values) {
                     (Values::Int(p), Values::Int(q)) => assert_eq!(p, q, "{run}: {name}"),
                     (Values::Real(p), Values::Real(q)) => {
