@@ -9,13 +9,16 @@
 //!
 //! What a reader sees is what the crate's writer gives: the same physical
 //! and logical types, every column OPTIONAL, snappy pages (format v1), a
-//! dictionary on the same columns (`columnar::dictionary`, falling back to
-//! PLAIN past 1 MiB of dictionary as the crate does), min/max statistics on
-//! the same columns (`columnar::statistics`; text bounds past 64 bytes
-//! truncated as the crate truncates them), the null counts, the definition
-//! level histograms and an offset index. The pages differ: one data page per
+//! dictionary on the same columns (`columnar::dictionary`; a chunk past 1 MiB
+//! of distinct values is written PLAIN, where the crate keeps the dictionary
+//! for its first pages and writes the rest PLAIN), min/max statistics on the
+//! same columns (`columnar::statistics`; text bounds past 64 bytes truncated
+//! as the crate truncates them), the null counts, the definition level
+//! histograms and an offset index. The pages may differ: one data page per
 //! chunk (PLAIN text split at 1 MiB), definition levels as one RLE run or
-//! bit-packed, dictionary indices in RLE runs and bit-packed groups.
+//! bit-packed, dictionary indices in RLE runs and bit-packed groups (for the
+//! `large` conformance run's exports the files come out byte for byte the
+//! crate's).
 use std::cell::RefCell;
 use std::collections::HashMap;
 

@@ -5,6 +5,9 @@
 //! The low-level writer of the `parquet` crate, without Arrow: one row group
 //! per batch, snappy pages, every column OPTIONAL (the views' columns may be
 //! NULL), instants annotated TIMESTAMP(NANOS, UTC), text annotated STRING.
+//! The `requests` table's column chunks are encoded by `columnar::pages`
+//! and spliced into the crate's row groups; the other tables are written by
+//! the crate's column writer.
 use std::cell::RefCell;
 use std::fs::File;
 use std::io::Write;
