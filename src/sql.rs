@@ -31,6 +31,7 @@ query!(EXPORT_SINCE_NS, "export/since_ns");
 query!(EXPORT_REQUESTS_REST, "export/requests_rest");
 query!(EXPORT_RUN_STARTED, "export/run_started");
 query!(EXPORT_CASE_WINDOWS, "export/case_windows");
+query!(EXPORT_REQUEST_ROWS, "export/request_rows");
 query!(MIGRATE_REQUESTS_WITH_EXTRA, "migrate/requests_with_extra");
 query!(
     MIGRATE_PHASE_WINDOWS_WITH_EXTRA,
@@ -187,6 +188,7 @@ pub const ALL: &[Query] = &[
     EXPORT_SINCE_NS,
     EXPORT_REQUESTS_REST,
     EXPORT_RUN_STARTED,
+    EXPORT_REQUEST_ROWS,
     EXPORT_CASE_WINDOWS,
     INGEST_DELETE_CACHE_STATES,
     INGEST_DELETE_CLOCK_ALIGNMENTS,

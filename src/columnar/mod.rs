@@ -7,6 +7,8 @@
 //! them into Parquet files, and `ops::export_parquet` says which runs go
 //! where. Data flows `db -> Batch -> writer`.
 #[cfg(feature = "parquet")]
+mod pages;
+#[cfg(feature = "parquet")]
 pub mod writer;
 
 /// What a column holds, and how a Parquet file types it.
@@ -281,8 +283,7 @@ pub enum Cell<'a> {
     Text(&'a str),
 }
 
-/// A column's values; `defined[i]` is false where row `i` is NULL, and the
-/// values hold only the defined rows (Parquet's own layout).
+/// A column's values: only the defined rows' (Parquet's own layout).
 #[derive(Debug, Clone)]
 pub enum Values {
     Int(Vec<i64>),
@@ -294,10 +295,86 @@ pub enum Values {
     },
 }
 
+impl Values {
+    /// How many values (defined rows) there are.
+    #[inline]
+    pub fn len(&self) -> usize {
+        match self {
+            Values::Int(v) => v.len(),
+            Values::Real(v) => v.len(),
+            Values::Text { ends, .. } => ends.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// One column of a batch: its values, and which rows are NULL.
 #[derive(Debug, Clone)]
 pub struct Column {
-    pub defined: Vec<bool>,
+    /// Whether each row is defined, kept only from the column's first NULL
+    /// on (then filled in for the rows before): while every row is defined
+    /// (most columns) it stays empty and a value costs no flag.
+    defined: Vec<bool>,
+    nulls: usize,
     pub values: Values,
+}
+
+impl Column {
+    /// The column's rows, NULL or not.
+    #[inline]
+    pub fn rows(&self) -> usize {
+        self.values.len() + self.nulls
+    }
+
+    pub fn nulls(&self) -> usize {
+        self.nulls
+    }
+
+    /// Whether each row is defined; None when every one is.
+    #[inline]
+    pub fn defined(&self) -> Option<&[bool]> {
+        (self.nulls > 0).then_some(self.defined.as_slice())
+    }
+
+    /// Whether each row is defined, one flag a row.
+    pub fn defined_flags(&self) -> Vec<bool> {
+        match self.defined() {
+            Some(d) => d.to_vec(),
+            None => vec![true; self.rows()],
+        }
+    }
+
+    /// Rows the column holds without growing (values, for the defined ones).
+    pub fn rows_capacity(&self) -> usize {
+        match &self.values {
+            Values::Int(v) => v.capacity(),
+            Values::Real(v) => v.capacity(),
+            Values::Text { ends, .. } => ends.capacity(),
+        }
+    }
+
+    /// Counts a NULL row.
+    #[inline]
+    fn push_null(&mut self) {
+        if self.nulls == 0 {
+            // The rows before, all defined, get their flags now.
+            self.defined.clear();
+            self.defined.resize(self.values.len(), true);
+        }
+        self.defined.push(false);
+        self.nulls += 1;
+    }
+
+    /// Counts a defined row (its value pushed already).
+    #[inline(always)]
+    fn push_defined(&mut self) {
+        if self.nulls > 0 {
+            self.defined.push(true);
+        }
+    }
 }
 
 /// Why a value could not go into its column.
@@ -325,6 +402,7 @@ impl Batch {
             .iter()
             .map(|d| Column {
                 defined: Vec::new(),
+                nulls: 0,
                 values: match d.kind {
                     Kind::Int | Kind::Instant => Values::Int(Vec::new()),
                     Kind::Real => Values::Real(Vec::new()),
@@ -355,6 +433,7 @@ impl Batch {
     pub fn clear(&mut self) {
         for col in &mut self.columns {
             col.defined.clear();
+            col.nulls = 0;
             match &mut col.values {
                 Values::Int(v) => v.clear(),
                 Values::Real(v) => v.clear(),
@@ -372,7 +451,6 @@ impl Batch {
     /// doubling, a copy of it each time.
     pub fn reserve(&mut self, rows: usize, text_bytes: usize) {
         for col in &mut self.columns {
-            col.defined.reserve(rows);
             match &mut col.values {
                 Values::Int(v) => v.reserve(rows),
                 Values::Real(v) => v.reserve(rows),
@@ -394,7 +472,7 @@ impl Batch {
         if let Values::Text { data, ends } = &mut col.values {
             data.extend_from_slice(bytes);
             ends.push(data.len());
-            col.defined.push(true);
+            col.push_defined();
             return Ok(());
         }
         Err(self.mismatch(i, &Cell::Text("")))
@@ -408,7 +486,7 @@ impl Batch {
         let col = &mut self.columns[i];
         match (&mut col.values, cell) {
             (_, Cell::Null) => {
-                col.defined.push(false);
+                col.push_null();
                 return Ok(());
             }
             (Values::Int(v), Cell::Int(x)) => v.push(x),
@@ -420,7 +498,7 @@ impl Batch {
             }
             (_, cell) => return Err(self.mismatch(i, &cell)),
         }
-        col.defined.push(true);
+        col.push_defined();
         Ok(())
     }
 
@@ -474,6 +552,34 @@ mod tests {
         assert_eq!(partition_dir("é"), "run_id=%C3%A9");
     }
 
+    /// A column keeps no flags until its first NULL, then has one for
+    /// every row, those before it included.
+    #[test]
+    fn a_column_flags_its_rows_from_its_first_null() {
+        let mut b = Batch::new(&CASES);
+        let requests = 3; // an INT column
+        for cell in [
+            Cell::Int(1),
+            Cell::Int(2),
+            Cell::Null,
+            Cell::Int(4),
+            Cell::Null,
+        ] {
+            b.push(requests, cell).unwrap();
+            assert!(b.push_bytes(0, b"r").is_ok());
+        }
+        let col = &b.columns[requests];
+        assert_eq!(col.defined(), Some(&[true, true, false, true, false][..]));
+        assert_eq!((col.rows(), col.nulls()), (5, 2));
+        assert!(matches!(&col.values, Values::Int(v) if v == &[1, 2, 4]));
+        assert_eq!(b.columns[0].defined(), None);
+        assert_eq!(b.columns[0].defined_flags(), vec![true; 5]);
+        b.clear();
+        assert_eq!(b.columns[requests].defined(), None);
+        b.push(requests, Cell::Int(7)).unwrap();
+        assert_eq!(b.columns[requests].defined_flags(), vec![true]);
+    }
+
     #[test]
     fn a_batch_keeps_nulls_out_of_the_values() {
         let mut b = Batch::new(&CASES);
@@ -488,7 +594,9 @@ mod tests {
         }
         b.end_row();
         assert_eq!(b.rows(), 1);
-        assert_eq!(b.columns[1].defined, vec![false]);
+        assert_eq!(b.columns[1].defined(), Some(&[false][..]));
+        assert_eq!(b.columns[0].defined(), None);
+        assert_eq!(b.columns[0].rows(), 1);
         assert!(matches!(&b.columns[1].values, Values::Text { ends, .. } if ends.is_empty()));
         assert!(matches!(&b.columns[6].values, Values::Real(v) if v == &[3.0]));
         let err = b.push(3, Cell::Text("no")).unwrap_err();

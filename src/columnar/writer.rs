@@ -5,6 +5,9 @@
 //! The low-level writer of the `parquet` crate, without Arrow: one row group
 //! per batch, snappy pages, every column OPTIONAL (the views' columns may be
 //! NULL), instants annotated TIMESTAMP(NANOS, UTC), text annotated STRING.
+//! The `requests` table's column chunks are encoded by `columnar::pages`
+//! and spliced into the crate's row groups; the other tables are written by
+//! the crate's column writer.
 use std::cell::RefCell;
 use std::fs::File;
 use std::io::Write;
@@ -18,7 +21,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersi
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::{ColumnPath, Type};
 
-use super::{Batch, Kind, TableDef, Values};
+use super::{pages, Batch, Kind, TableDef, Values};
 
 /// The codec every page is compressed with.
 pub const COMPRESSION: &str = "snappy";
@@ -91,6 +94,13 @@ fn lossy(data: &[u8], ends: &[usize]) -> (Vec<u8>, Vec<usize>) {
         start = end;
     }
     (out, out_ends)
+}
+
+/// Whether a table's column chunks are encoded by `columnar::pages`
+/// rather than the crate's column writer: the `requests` table, whose size
+/// the export's time follows.
+fn own_pages(table: &TableDef) -> bool {
+    table.name == super::REQUESTS.name
 }
 
 /// Values the crate's column writer takes per step (its default is 1,024):
@@ -216,6 +226,8 @@ pub struct PartWriter {
     temp: PathBuf,
     dest: PathBuf,
     rows: u64,
+    /// Whether the column chunks are encoded by `columnar::pages`.
+    own_pages: bool,
 }
 
 impl PartWriter {
@@ -241,6 +253,7 @@ impl PartWriter {
             temp,
             dest: dest.to_path_buf(),
             rows: 0,
+            own_pages: own_pages(table),
         })
     }
 
@@ -254,6 +267,9 @@ impl PartWriter {
             path: dest.clone(),
             source,
         };
+        if self.own_pages {
+            return self.write_own(batch);
+        }
         let mut group = self.inner.next_row_group().map_err(pq)?;
         let mut levels: Vec<i16> = Vec::with_capacity(batch.rows());
         let mut texts: Vec<ByteArray> = Vec::new();
@@ -263,7 +279,10 @@ impl PartWriter {
                 break;
             };
             levels.clear();
-            levels.extend(data.defined.iter().map(|&d| i16::from(d)));
+            match data.defined() {
+                Some(d) => levels.extend(d.iter().map(|&d| i16::from(d))),
+                None => levels.resize(data.rows(), 1),
+            }
             match (col.untyped(), &data.values) {
                 (ColumnWriter::Int64ColumnWriter(w), Values::Int(v)) => {
                     w.write_batch(v, Some(&levels), None).map_err(pq)?;
@@ -305,6 +324,50 @@ impl PartWriter {
         Ok(())
     }
 
+    /// Writes the batch as one row group, each column chunk encoded by
+    /// `columnar::pages` and spliced in whole.
+    fn write_own(&mut self, batch: &Batch) -> Result<(), WriteError> {
+        let dest = &self.dest;
+        let pq = |source| WriteError::Parquet {
+            path: dest.clone(),
+            source,
+        };
+        let table = batch.table;
+        let descrs: Vec<_> = {
+            let schema = self.inner.schema_descr();
+            (0..schema.num_columns())
+                .map(|i| schema.column(i))
+                .collect()
+        };
+        let mut group = self.inner.next_row_group().map_err(pq)?;
+        let columns = batch.columns.iter().zip(table.columns).zip(descrs);
+        for ((col, def), descr) in columns {
+            let repaired;
+            let text = match &col.values {
+                Values::Text { data, ends } => Some(match utf8(data, ends) {
+                    Some(()) => (data.as_slice(), ends.as_slice()),
+                    None => {
+                        repaired = lossy(data, ends);
+                        (repaired.0.as_slice(), repaired.1.as_slice())
+                    }
+                }),
+                _ => None,
+            };
+            let plan = pages::Plan {
+                dictionary: super::dictionary(table, def),
+                statistics: super::statistics(table, def),
+            };
+            let input = pages::Input::of(col, text);
+            let (bytes, close) =
+                pages::encode(descr, pages::Defined::of(col), &input, plan).map_err(pq)?;
+            group.append_column(&bytes, close).map_err(pq)?;
+            pages::give_back(bytes);
+        }
+        group.close().map_err(pq)?;
+        self.rows += batch.rows() as u64;
+        Ok(())
+    }
+
     /// Finishes the file, makes it durable and renames it into place.
     pub fn finish(self) -> Result<Written, WriteError> {
         let (job, written) = self.complete()?;
@@ -327,6 +390,7 @@ impl PartWriter {
             temp,
             dest,
             rows,
+            own_pages: _,
         } = self;
         let pq = |source| WriteError::Parquet {
             path: dest.clone(),
@@ -496,7 +560,7 @@ pub fn write_atomic(dest: &Path, text: &[u8]) -> Result<(), WriteError> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::columnar::{Cell, RUNS};
+    use crate::columnar::{Cell, REQUESTS, RUNS};
     use parquet::file::reader::{FileReader, SerializedFileReader};
     use parquet::record::Field;
 
@@ -647,5 +711,203 @@ mod tests {
         let second: Vec<&Field> = rows[1].get_column_iter().map(|(_, f)| f).collect();
         assert_eq!(second[0], &Field::Str("r1".into()));
         assert!(second[1..].iter().all(|f| **f == Field::Null));
+    }
+
+    /// A `requests` batch of `rows` rows with the cases the page encoder
+    /// must get right: NULLs here and there, a column all NULL, empty and
+    /// non-ASCII text, text bounds past the 64 bytes statistics keep, a
+    /// dictionary column of one value and one of many, a PLAIN text column
+    /// past a page, NaN and zeros of both signs.
+    fn edge_batch(first: usize, rows: usize) -> Batch {
+        let mut b = Batch::new(&REQUESTS);
+        for r in first..first + rows {
+            for (i, d) in REQUESTS.columns.iter().enumerate() {
+                let cell: Cell<'_> = match (d.name, d.kind) {
+                    ("run_id", _) => Cell::Text("run-é"),
+                    ("case_key", _) => Cell::Text(["", "a", "ü-case", "zz"][r % 4]),
+                    ("case_id", _) if r % 7 == 0 => Cell::Null,
+                    ("case_id", _) => {
+                        b.push_bytes(i, format!("{}{}", "é".repeat(40), r % 300).as_bytes())
+                            .unwrap();
+                        continue;
+                    }
+                    ("phase", _) => Cell::Null,
+                    ("status", _) => Cell::Text(if r % 1000 == 999 { "error" } else { "ok" }),
+                    ("request_id", _) => {
+                        b.push_bytes(i, format!("req-{r}-{}", "x".repeat(r % 90)).as_bytes())
+                            .unwrap();
+                        continue;
+                    }
+                    ("error_message", _) if r % 3 == 0 => Cell::Null,
+                    ("error_message", _) => {
+                        b.push_bytes(i, format!("{r:08}{}", "ß".repeat(60)).as_bytes())
+                            .unwrap();
+                        continue;
+                    }
+                    ("x_request_id", _) => Cell::Text(""),
+                    ("trace_id", _) => Cell::Null,
+                    ("ended_at", _) if r % 5 == 1 => Cell::Null,
+                    ("ttft_ms", _) => match r % 6 {
+                        0 => Cell::Null,
+                        1 => Cell::Real(f64::NAN),
+                        2 => Cell::Real(-0.0),
+                        3 => Cell::Real(0.0),
+                        _ => Cell::Real(r as f64 / 7.0),
+                    },
+                    ("seq", _) => Cell::Int(r as i64 - 5),
+                    ("ok", _) if r % 11 == 0 => Cell::Null,
+                    ("ok", _) => Cell::Int((r % 2) as i64),
+                    ("started_at_ns", _) => Cell::Int(1_795_961_268_000_000_000 + r as i64),
+                    ("intended_at_ns", _) => Cell::Null,
+                    (_, Kind::Text) => Cell::Text("t"),
+                    (_, Kind::Real) => Cell::Real(r as f64 * 0.25),
+                    (_, Kind::Int | Kind::Instant) => Cell::Int(-(r as i64)),
+                };
+                b.push(i, cell).unwrap();
+            }
+            b.end_row();
+        }
+        b
+    }
+
+    fn write_both(dir: &Path, batches: &[Batch]) -> (PathBuf, PathBuf) {
+        let mut out = Vec::new();
+        for own in [true, false] {
+            let dest = dir.join(format!("own-{own}.parquet"));
+            let mut w = PartWriter::create(&dest, &REQUESTS).unwrap();
+            assert!(w.own_pages);
+            w.own_pages = own;
+            for b in batches {
+                w.write(b).unwrap();
+            }
+            w.finish().unwrap();
+            out.push(dest);
+        }
+        (out[0].clone(), out[1].clone())
+    }
+
+    /// The rows of a file, each value as `Debug` prints it (NaN equal to NaN).
+    fn rows_of(path: &Path) -> Vec<String> {
+        let reader = SerializedFileReader::new(File::open(path).unwrap()).unwrap();
+        reader
+            .get_row_iter(None)
+            .unwrap()
+            .map(|r| format!("{:?}", r.unwrap()))
+            .collect()
+    }
+
+    /// The `requests` table's chunks encoded by `columnar::pages` read back
+    /// as the crate's column writer's do: the same rows, row groups, types,
+    /// statistics, null counts, level histograms, dictionary columns and
+    /// offset index (its pages may differ).
+    #[test]
+    fn own_pages_read_back_as_the_crates() {
+        let tmp = tempfile::tempdir().unwrap();
+        let batches = [
+            edge_batch(0, 32_768),
+            edge_batch(32_768, 32_768),
+            edge_batch(65_536, 1_000),
+            edge_batch(70_000, 1),
+        ];
+        let (own, crate_) = write_both(tmp.path(), &batches);
+        let (a, b) = (rows_of(&own), rows_of(&crate_));
+        assert_eq!(a.len(), 32_768 * 2 + 1_001);
+        assert!(a == b, "rows differ");
+        let open = |p: &Path| {
+            let opts = parquet::file::serialized_reader::ReadOptionsBuilder::new()
+                .with_page_index()
+                .build();
+            SerializedFileReader::new_with_options(File::open(p).unwrap(), opts).unwrap()
+        };
+        let (ra, rb) = (open(&own), open(&crate_));
+        let (ma, mb) = (ra.metadata(), rb.metadata());
+        assert_eq!(ma.num_row_groups(), 4);
+        assert_eq!(ma.num_row_groups(), mb.num_row_groups());
+        assert_eq!(
+            ma.file_metadata().schema_descr(),
+            mb.file_metadata().schema_descr()
+        );
+        let mut dictionaries = 0;
+        let mut pages = 0;
+        for g in 0..ma.num_row_groups() {
+            let (ga, gb) = (ma.row_group(g), mb.row_group(g));
+            assert_eq!(ga.num_rows(), gb.num_rows());
+            for c in 0..ga.num_columns() {
+                let (ca, cb) = (ga.column(c), gb.column(c));
+                let name = ca.column_path().string();
+                assert_eq!(ca.column_type(), cb.column_type(), "{name}");
+                assert_eq!(ca.compression(), cb.compression(), "{name}");
+                assert_eq!(ca.num_values(), cb.num_values(), "{name}");
+                assert_eq!(ca.statistics(), cb.statistics(), "{name} in group {g}");
+                assert_eq!(
+                    ca.definition_level_histogram(),
+                    cb.definition_level_histogram(),
+                    "{name}"
+                );
+                assert_eq!(
+                    ca.repetition_level_histogram(),
+                    cb.repetition_level_histogram(),
+                    "{name}"
+                );
+                assert_eq!(
+                    ca.unencoded_byte_array_data_bytes(),
+                    cb.unencoded_byte_array_data_bytes(),
+                    "{name}"
+                );
+                if name == "error_message" && g < 2 {
+                    // Past a dictionary page's 1 MiB of distinct values the
+                    // crate keeps the dictionary for the pages before and
+                    // writes the rest PLAIN; this chunk is PLAIN throughout.
+                    assert!(ca.dictionary_page_offset().is_none());
+                    assert!(cb.dictionary_page_offset().is_some());
+                } else {
+                    assert_eq!(
+                        ca.dictionary_page_offset().is_some(),
+                        cb.dictionary_page_offset().is_some(),
+                        "{name}"
+                    );
+                    assert_eq!(ca.encodings_mask(), cb.encodings_mask(), "{name}");
+                }
+                dictionaries += usize::from(ca.dictionary_page_offset().is_some());
+                let (oa, ob) = (
+                    &ma.offset_index().unwrap()[g][c],
+                    &mb.offset_index().unwrap()[g][c],
+                );
+                pages += oa.page_locations().len();
+                assert_eq!(
+                    oa.unencoded_byte_array_data_bytes()
+                        .map(|v| v.iter().sum::<i64>()),
+                    ob.unencoded_byte_array_data_bytes()
+                        .map(|v| v.iter().sum::<i64>()),
+                    "{name}"
+                );
+            }
+        }
+        assert!(dictionaries > 0);
+        // error_message is past 1 MiB a row group: more than one page.
+        assert!(pages > 4 * REQUESTS.columns.len(), "{pages}");
+    }
+
+    /// The RLE/bit-packed hybrid: every run length around the switch
+    /// between bit-packed groups and RLE runs decodes to its values.
+    #[test]
+    fn hybrid_runs_decode_to_their_values() {
+        for width in [0u8, 1, 3, 8, 13] {
+            let max = if width == 0 { 0 } else { (1u32 << width) - 1 };
+            for run in [1usize, 7, 8, 9, 15, 16, 17, 40] {
+                let mut values = Vec::new();
+                for k in 0..5 {
+                    values.extend(std::iter::repeat_n(max.min(k * 3), run));
+                    values.push(max.min(1));
+                }
+                let mut out = Vec::new();
+                pages::hybrid(&mut out, &values, width);
+                assert_eq!(
+                    pages::unhybrid(&out, width, values.len()),
+                    values,
+                    "{width} {run}"
+                );
+            }
+        }
     }
 }

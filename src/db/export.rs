@@ -194,9 +194,10 @@ impl Drop for Snapshot<'_> {
     }
 }
 
-/// How many request rows a run has.
+/// How many request rows a run has: its pack's count where it has one (a
+/// row per segment, not a walk of every row's index entry).
 pub fn request_rows(conn: &Connection, run_id: &str) -> Result<u64, DbError> {
-    let q = &sql::LOAD_REQUEST_COUNT;
+    let q = &sql::EXPORT_REQUEST_ROWS;
     let n: i64 = conn
         .query_row(q.sql, named_params! {":run_id": run_id}, |r| r.get(0))
         .map_err(DbError::query(q))?;
