@@ -684,27 +684,23 @@ fn encode_with(
                     count: spans.len() as i32,
                 });
             }
-            Input::Int(v) => {
+            Input::Int(_) | Input::Real(_) => {
+                // One PLAIN page: the levels, then each value's 8 bytes,
+                // little-endian (INT64 and DOUBLE alike).
                 page.clear();
                 levels(&mut page, defined);
-                page.reserve(v.len() * 8);
-                for x in v.iter() {
-                    page.extend_from_slice(&x.to_le_bytes());
-                }
-                chunk.write(&page, false, rows, Encoding::PLAIN, 0, 0)?;
-                encodings.push(Encoding::PLAIN);
-                encoding_stats.push(PageEncodingStats {
-                    page_type: PageType::DATA_PAGE,
-                    encoding: Encoding::PLAIN,
-                    count: 1,
-                });
-            }
-            Input::Real(v) => {
-                page.clear();
-                levels(&mut page, defined);
-                page.reserve(v.len() * 8);
-                for x in v.iter() {
-                    page.extend_from_slice(&x.to_le_bytes());
+                match input {
+                    Input::Int(v) => {
+                        page.reserve(v.len() * 8);
+                        v.iter()
+                            .for_each(|x| page.extend_from_slice(&x.to_le_bytes()));
+                    }
+                    Input::Real(v) => {
+                        page.reserve(v.len() * 8);
+                        v.iter()
+                            .for_each(|x| page.extend_from_slice(&x.to_le_bytes()));
+                    }
+                    _ => {}
                 }
                 chunk.write(&page, false, rows, Encoding::PLAIN, 0, 0)?;
                 encodings.push(Encoding::PLAIN);
