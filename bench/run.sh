@@ -12,7 +12,8 @@
 # Inputs have a dispatch and a first-content record beside every request, as
 # real artifacts do (bench/scale_large.py). Each size also prints the read
 # floor (benches/floor.rs: read, find lines, scan every member on all cores)
-# and our commands as multiples of it, and, when python3 can import duckdb
+# and our commands as multiples of it (also from interleaved rounds: the
+# `rounds:` lines), and, when python3 can import duckdb
 # (`pip install duckdb`, or bench/.venv), DuckDB's whole process computing
 # the per-case percentiles alone, beside our analyze.
 set -euo pipefail
@@ -60,6 +61,13 @@ timed() { # times, label, command...: the median wall time and peak RSS of that 
   [ "$times" -gt 1 ] && runs="   (runs: ${walls[*]} s)"
   printf '%-44s %8.3f s %8.0f MB%s\n' "$label" "$last_wall" "$last_mb" "$runs"
 }
+clock() { # command...: its wall time in seconds, from the clock in nanoseconds
+  local t0 t1
+  t0=$(date +%s%N)
+  "$@" > /dev/null
+  t1=$(date +%s%N)
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", (b - a) / 1e9 }'
+}
 measure() { timed 1 "$@"; }                 # the reference's runs
 measure_median() { timed "$REPEAT" "$@"; }  # stormlog's analyze, ingest and report
 
@@ -101,6 +109,31 @@ FROM read_json('$f', format = 'newline_delimited', columns = {event_type: 'VARCH
 WHERE event_type = 'infer.request' AND phase = 'measured' GROUP BY case_id ORDER BY case_id\"\"\").fetchall())"
     duck_wall=$last_wall
   fi
+  # The two ratios the issue sets against our own commands, again from
+  # REPEAT rounds in which each command runs once, one after another: a
+  # burst of the machine's noise then slows a round's commands together,
+  # where the medians above can take one command's runs from a quiet
+  # moment and another's from a busy one. Each round gives its ratios; the
+  # median of those is printed.
+  rounds=()
+  for _ in $(seq 1 "$REPEAT"); do
+    a=$(clock "$OURS" infer analyze "$f" --format json)
+    s=$(clock "$OURS" report --db "$DATA/bench.db" large --slo ttft:500@95% --format json)
+    rm -f "$DATA/round.db" "$DATA/round.db-wal" "$DATA/round.db-shm"
+    i=$(clock "$OURS" ingest --db "$DATA/round.db" "$f")
+    fl=$("$FLOOR" "$f" 1 | sed -n 's/^floor: *\([0-9.]*\) s.*/\1/p')
+    rounds+=("$a $s $i $fl")
+  done
+  rm -f "$DATA/round.db" "$DATA/round.db-wal" "$DATA/round.db-shm"
+  python3 - "${rounds[@]}" <<'PY'
+import statistics, sys
+rows = [tuple(map(float, r.split())) for r in sys.argv[1:]]
+slo = [s / a for a, s, i, f in rows]
+ing = [i / f for a, s, i, f in rows]
+show = lambda xs, fmt: ", ".join(format(x, fmt) for x in xs)
+print(f"rounds: report --slo {statistics.median(slo):.3f} of analyze ({show(slo, '.3f')})")
+print(f"rounds: ingest {statistics.median(ing):.2f}x the floor ({show(ing, '.2f')})")
+PY
   echo "database: $(( $(stat -c %s "$DATA/bench.db") / 1000000 )) MB of $mb MB ($(( 100 * $(stat -c %s "$DATA/bench.db") / $(stat -c %s "$f") ))% of the artifact)"
   python3 - "$ref_wall" "$ours_wall" "$ref_mb" "$ours_mb" "$ingest_wall" "$ingest_mb" "$report_wall" "$slo_wall" "$floor_wall" "$duck_wall" <<'PY'
 import sys
