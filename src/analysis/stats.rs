@@ -60,33 +60,13 @@ pub fn percentiles(values: &[f64], levels: &[f64]) -> Vec<Option<f64>> {
 /// [`percentiles`] of values the caller is done with: the selection works
 /// in their own buffer instead of a copy.
 pub fn percentiles_of(values: Vec<f64>, levels: &[f64]) -> Vec<Option<f64>> {
-    match values[..] {
-        [] => return vec![None; levels.len()],
-        [only] => return vec![Some(only); levels.len()],
-        _ => {}
-    }
-    let spots: Vec<Option<Spot>> = levels.iter().map(|l| spot(values.len(), *l)).collect();
-    let mut ranks: Vec<usize> = spots
+    let n = values.len();
+    let ranks = levels
         .iter()
-        .flatten()
-        .flat_map(|s| [s.lower, s.upper])
-        .collect();
-    ranks.sort_unstable();
-    ranks.dedup();
-    // Same size and alignment: the keys take the values' buffer.
-    let mut keys: Vec<u64> = values.into_iter().map(order_key).collect();
-    // Ascending ranks: each selection leaves everything after its rank no
-    // smaller, so the next one looks only there.
-    let mut start = 0;
-    for &rank in &ranks {
-        keys[start..].select_nth_unstable(rank - start);
-        start = rank + 1;
-    }
-    let at = |i: usize| of_order_key(keys[i]);
-    spots
-        .iter()
-        .map(|s| s.as_ref().map(|s| s.between(at(s.lower), at(s.upper))))
-        .collect()
+        .filter_map(|&l| Ordered::percentile_ranks(n, l))
+        .flatten();
+    let ordered = Ordered::new(values, ranks);
+    levels.iter().map(|&l| ordered.percentile(l)).collect()
 }
 
 /// Floats of which only some order statistics are read: the ranks named
@@ -164,9 +144,10 @@ impl Ordered {
         }
     }
 
-    /// The ranks [`Ordered::percentile`] reads for `level` among `len` values.
-    pub fn percentile_ranks(len: usize, level: f64) -> [usize; 2] {
-        spot(len, level).map_or([0, 0], |s| [s.lower, s.upper])
+    /// The ranks [`Ordered::percentile`] reads for `level` among `len`
+    /// values; none for a level it gives no value for.
+    pub fn percentile_ranks(len: usize, level: f64) -> Option<[usize; 2]> {
+        spot(len, level).map(|s| [s.lower, s.upper])
     }
 
     /// Every value, in no particular order.

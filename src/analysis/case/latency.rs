@@ -79,13 +79,13 @@ const LEVELS: [(&str, f64); 4] = [("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p
 pub(super) fn block_ranks(n: usize, missing: usize, f: usize) -> Vec<usize> {
     let mut ranks = Vec::with_capacity(LEVELS.len() * 8);
     for (_, p) in LEVELS {
-        ranks.extend(Ordered::percentile_ranks(n, p));
+        ranks.extend(Ordered::percentile_ranks(n, p).into_iter().flatten());
         ranks.extend(sufficiency::interval_ranks(n, p, 0).into_iter().flatten());
         ranks.extend(sufficiency::interval_ranks(n, p, f).into_iter().flatten());
         if n > 0 {
             let level = p * (n + missing + f) as f64 / n as f64;
             if level <= 1.0 {
-                ranks.extend(Ordered::percentile_ranks(n, level));
+                ranks.extend(Ordered::percentile_ranks(n, level).into_iter().flatten());
             }
         }
     }
