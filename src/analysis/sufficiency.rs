@@ -150,20 +150,10 @@ pub fn n_min_exists(p: f64) -> usize {
     })
 }
 
-/// The rule's interval on `sorted_values` (ascending), with `penalized`
-/// failures ranked above every value; `None` when the ranks do not exist or
-/// the lower rank falls among the failures.
-pub fn interval(sorted_values: &[f64], p: f64, penalized: usize) -> Option<Interval> {
-    interval_at(
-        sorted_values.len(),
-        |i| sorted_values.get(i).copied(),
-        p,
-        penalized,
-    )
-}
-
-/// [`interval`] on `len` values read by rank through `at` (0 the smallest;
-/// `None` past the last).
+/// The rule's interval on `len` values read by rank through `at` (0 the
+/// smallest; `None` past the last), with `penalized` failures ranked above
+/// every value; `None` when the ranks do not exist or the lower rank falls
+/// among the failures.
 pub fn interval_at(
     len: usize,
     at: impl Fn(usize) -> Option<f64>,
@@ -622,6 +612,16 @@ mod exact {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// [`interval_at`] on values sorted ascending.
+    fn interval(sorted_values: &[f64], p: f64, penalized: usize) -> Option<Interval> {
+        interval_at(
+            sorted_values.len(),
+            |i| sorted_values.get(i).copied(),
+            p,
+            penalized,
+        )
+    }
 
     fn rank_pair(n: usize, p: f64) -> Option<(usize, usize)> {
         ranks(n, p).map(|r| (r.lower, r.upper))
