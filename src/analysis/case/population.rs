@@ -210,19 +210,20 @@ impl Tally {
         let first_session = reqs.first().map(|r| &r.session_id);
         let mut mismatch = false;
         let mut outside = 0usize;
-        let mut extents = Extents::default();
-        // The window's bounds as plain integers, where they are (a bound
-        // past i128 sends every request the exact way below).
-        let plain = |b: &Option<Int>| match b {
+        // The window tests and extents in i64 for the requests whose
+        // instants are all i64 (the common case: no `Int` per value),
+        // exactly for the others; a bound past i64 sends every request the
+        // exact way. The plain extents join the exact ones at the end (a
+        // minimum and a maximum, in any order).
+        let plain_bound = |b: &Option<Int>| match b {
             None => Some(None),
-            Some(Int::Small(v)) => Some(Some(*v)),
+            Some(Int::Small(v)) => i64::try_from(*v).ok().map(Some),
             Some(Int::Big(_)) => None,
         };
-        let plain_bounds = plain(w_start).zip(plain(w_late));
-        // The extents of the requests read as plain integers, merged into
-        // `extents` at the end (a minimum and a maximum in any order).
-        let mut plain_sends: Option<(i64, i64)> = None;
-        let mut plain_spans: Option<(i64, i64)> = None;
+        let mut plain = plain_bound(w_start)
+            .zip(plain_bound(w_late))
+            .map(|(start, late)| Instants::within(start, late));
+        let mut exact = Instants::within(w_start.clone(), w_late.clone());
         for r in reqs {
             let slot = match r.status.as_str() {
                 "ok" => Some(0),
@@ -248,48 +249,24 @@ impl Tally {
                 None => index_unrecorded |= !r.request_index_is_bool,
             }
             mismatch |= Some(&r.session_id) != first_session;
-            if let (Some((ws, late)), false) = (plain_bounds, r.has_wide_times()) {
-                // Every instant an i64 (the common case): the same tests
-                // and extents without an `Int` per value.
-                let (started, ended) = (r.started_at_ns(), r.ended_at_ns());
-                outside += usize::from(match (started, ended) {
-                    (Some(s), Some(e)) => {
-                        s > e
-                            || ws.is_some_and(|ws| i128::from(s) < ws)
-                            || late.is_some_and(|late| i128::from(e) > late)
-                    }
-                    _ => true,
-                });
-                if let (Some(s), false) = (started, slot == Some(5)) {
-                    widen(&mut plain_sends, s, s);
-                }
-                if let (Some(s), Some(e)) = (started, ended) {
-                    widen(&mut plain_spans, s, e);
-                }
-                continue;
-            }
-            let (started, ended) = (r.started_at(), r.ended_at());
-            outside += usize::from(match (&started, &ended) {
-                (Some(s), Some(e)) => {
-                    s > e
-                        || w_start.as_ref().is_some_and(|ws| s < ws)
-                        || w_late.as_ref().is_some_and(|late| e > late)
-                }
-                _ => true,
+            let dropped = slot == Some(5);
+            outside += usize::from(match plain.as_mut().filter(|_| !r.has_wide_times()) {
+                Some(plain) => plain.take(r.started_at_ns(), r.ended_at_ns(), dropped),
+                None => exact.take(r.started_at(), r.ended_at(), dropped),
             });
-            if let (Some(s), false) = (&started, slot == Some(5)) {
-                widen(&mut extents.sends, s.clone(), s.clone());
-            }
-            if let (Some(s), Some(e)) = (started, ended) {
-                widen(&mut extents.spans, s, e);
-            }
         }
-        for (plain, exact) in [
-            (plain_sends, &mut extents.sends),
-            (plain_spans, &mut extents.spans),
-        ] {
-            if let Some((lo, hi)) = plain {
-                widen(exact, Int::from(lo), Int::from(hi));
+        let mut extents = Extents {
+            spans: exact.spans,
+            sends: exact.sends,
+        };
+        if let Some(plain) = plain {
+            for (from, into) in [
+                (plain.sends, &mut extents.sends),
+                (plain.spans, &mut extents.spans),
+            ] {
+                if let Some((lo, hi)) = from {
+                    widen(into, Int::from(lo), Int::from(hi));
+                }
             }
         }
         Tally {
@@ -303,6 +280,50 @@ impl Tally {
             outside,
             extents,
         }
+    }
+}
+
+/// A case's window tests and extents over its requests' instants, in one
+/// integer type (`i64` where they and the bounds are, `Int` for any).
+struct Instants<T> {
+    /// The window's start and the latest end a request may have.
+    start: Option<T>,
+    late: Option<T>,
+    /// Earliest and latest start of the requests sent (not dropped).
+    sends: Option<(T, T)>,
+    /// Earliest start and latest end of the requests with both.
+    spans: Option<(T, T)>,
+}
+
+impl<T: PartialOrd + Clone> Instants<T> {
+    fn within(start: Option<T>, late: Option<T>) -> Self {
+        Instants {
+            start,
+            late,
+            sends: None,
+            spans: None,
+        }
+    }
+
+    /// Takes one request's start and end; true when it lies outside the
+    /// window (or lacks either, or ends before it starts).
+    #[inline]
+    fn take(&mut self, started: Option<T>, ended: Option<T>, dropped: bool) -> bool {
+        let outside = match (&started, &ended) {
+            (Some(s), Some(e)) => {
+                s > e
+                    || self.start.as_ref().is_some_and(|ws| s < ws)
+                    || self.late.as_ref().is_some_and(|late| e > late)
+            }
+            _ => true,
+        };
+        if let (Some(s), false) = (&started, dropped) {
+            widen(&mut self.sends, s.clone(), s.clone());
+        }
+        if let (Some(s), Some(e)) = (started, ended) {
+            widen(&mut self.spans, s, e);
+        }
+        outside
     }
 }
 
