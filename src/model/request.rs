@@ -589,16 +589,15 @@ fn real_int(exact: Option<&Int>, slot: Option<f64>) -> Int {
     }
 }
 
-/// [`real_int`] as an i64 where it is one: a slot within i64 truncated
-/// toward zero (as `Int::from_f64` does), an absent or NaN slot 0; any
-/// other value (an exact one kept beside the slot, a slot past i64) whole.
+/// [`real_int`] as an i64 where it is one (an absent slot 0, one within
+/// i64 truncated as `Int::from_f64` truncates it), and whole otherwise (an
+/// exact value kept beside the slot, a NaN, a slot past i64).
 #[inline]
 fn real_term(exact: Option<&Int>, slot: Option<f64>) -> Result<i64, Int> {
     match (exact, slot) {
         (None, None) => Ok(0),
-        (None, Some(f)) if f.is_nan() => Ok(0),
-        (None, Some(f)) if f.abs() < 9_223_372_036_854_775_808.0 => Ok(f as i64),
-        _ => Err(real_int(exact, slot)),
+        (None, Some(f)) => Int::i64_of_f64(f).ok_or_else(|| real_int(None, slot)),
+        (Some(_), _) => Err(real_int(exact, slot)),
     }
 }
 

@@ -96,15 +96,21 @@ impl Int {
         }
     }
 
+    /// [`Int::from_f64`] where the integer is an i64 (every count and
+    /// timestamp); `None` for NaN, infinities and anything past i64. The
+    /// hardware conversion truncates toward zero itself: no `trunc` call,
+    /// no 128-bit conversion in software; NaN fails the comparison.
+    #[inline]
+    pub fn i64_of_f64(f: f64) -> Option<i64> {
+        (f.abs() < 9_223_372_036_854_775_808.0).then_some(f as i64)
+    }
+
     /// Python's `int(f)` of a float: truncated toward zero, exactly (a float
     /// past 2^127 is an integer already and converts without loss). `None`
     /// for NaN and infinities, which Python refuses.
     pub fn from_f64(f: f64) -> Option<Int> {
-        // Within i64 (every count and timestamp) the hardware conversion
-        // truncates toward zero itself: no `trunc` call, no 128-bit
-        // conversion in software. NaN fails the comparison and falls through.
-        if f.abs() < 9_223_372_036_854_775_808.0 {
-            return Some(Int::Small(i128::from(f as i64)));
+        if let Some(v) = Int::i64_of_f64(f) {
+            return Some(Int::Small(i128::from(v)));
         }
         if !f.is_finite() {
             return None;
