@@ -35,6 +35,7 @@ use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
 
 use super::{Column, Values};
+use crate::util::varint::put_uleb128;
 
 /// The most bytes of values a PLAIN text page holds before the next starts
 /// (the crate's default page size).
@@ -256,17 +257,9 @@ fn bit_width(max: u32) -> u8 {
     (32 - max.leading_zeros()) as u8
 }
 
-fn varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
 /// An RLE run of `count` copies of `value`, `width` bits each.
 fn rle_run(out: &mut Vec<u8>, count: usize, value: u32, width: u8) {
-    varint(out, (count as u64) << 1);
+    put_uleb128(out, (count as u64) << 1);
     let bytes = usize::from(width).div_ceil(8);
     out.extend_from_slice(&value.to_le_bytes()[..bytes]);
 }
@@ -275,7 +268,7 @@ fn rle_run(out: &mut Vec<u8>, count: usize, value: u32, width: u8) {
 /// with zeros) bit-packed, `width` bits each, least significant bits first.
 fn bit_packed(out: &mut Vec<u8>, values: &[u32], width: u8) {
     let groups = values.len().div_ceil(8);
-    varint(out, ((groups as u64) << 1) | 1);
+    put_uleb128(out, ((groups as u64) << 1) | 1);
     let mut acc: u64 = 0;
     let mut bits: u32 = 0;
     let w = u32::from(width);
@@ -344,7 +337,7 @@ fn levels(out: &mut Vec<u8>, defined: Defined<'_>) {
         }
         Some(_) => {
             let groups = defined.len().div_ceil(8);
-            varint(out, ((groups as u64) << 1) | 1);
+            put_uleb128(out, ((groups as u64) << 1) | 1);
             for chunk in defined.chunks(8) {
                 let mut b = 0u8;
                 for (j, &d) in chunk.iter().enumerate() {

@@ -36,6 +36,8 @@
 //! row, and ids that count up (`r1`, `r2`, ...) little more.
 use rusqlite::types::ValueRef;
 
+use crate::util::varint::put_uleb128;
+
 const MAGIC: &[u8; 4] = b"SLPK";
 const VERSION: u8 = 1;
 
@@ -167,7 +169,7 @@ impl Packer {
         let mut head = Vec::with_capacity(64);
         head.extend_from_slice(MAGIC);
         head.push(VERSION);
-        put_uint(&mut head, names.len() as u64);
+        put_uleb128(&mut head, names.len() as u64);
         for name in names {
             put_bytes(&mut head, name.as_ref().as_bytes());
         }
@@ -194,7 +196,7 @@ impl Packer {
         let rows = self.segment_rows;
         let mut out = Vec::with_capacity(self.head.len() + 10 + self.segment.len());
         out.extend_from_slice(&self.head);
-        put_uint(&mut out, self.segment_rows);
+        put_uleb128(&mut out, self.segment_rows);
         out.extend_from_slice(&self.segment);
         self.segment.clear();
         self.segment_rows = 0;
@@ -239,7 +241,7 @@ impl Packer {
                         continue;
                     }
                     out.push(TEXT);
-                    put_uint(out, shared as u64);
+                    put_uleb128(out, shared as u64);
                     put_bytes(out, &t[shared..]);
                     col.text.truncate(shared);
                     col.text.extend_from_slice(&t[shared..]);
@@ -417,20 +419,12 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     i
 }
 
-fn put_uint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
 fn put_int(out: &mut Vec<u8>, v: i64) {
-    put_uint(out, ((v << 1) ^ (v >> 63)) as u64);
+    put_uleb128(out, ((v << 1) ^ (v >> 63)) as u64);
 }
 
 fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
-    put_uint(out, b.len() as u64);
+    put_uleb128(out, b.len() as u64);
     out.extend_from_slice(b);
 }
 

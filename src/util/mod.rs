@@ -1,6 +1,6 @@
 //! Small helpers shared by the commands, one concept per file: dates,
-//! hashing, the progress bar, terminal tables, the small-pages switch, timings and
-//! human units. The items are re-exported here so `crate::util::name`
+//! hashing, the progress bar, terminal tables, the small-pages switch, timings,
+//! human units and LEB128 varints. The items are re-exported here so `crate::util::name`
 //! keeps working.
 
 pub mod dates;
@@ -10,6 +10,7 @@ pub mod pages;
 pub mod progress;
 pub mod table;
 pub mod timings;
+pub mod varint;
 
 pub use dates::{iso8601_utc, iso8601_utc_signed};
 pub use hashing::{sha256_bytes, sha256_file};
