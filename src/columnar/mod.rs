@@ -329,6 +329,7 @@ impl Column {
         self.values.len() + self.nulls
     }
 
+    #[cfg(test)]
     pub fn nulls(&self) -> usize {
         self.nulls
     }
@@ -340,6 +341,7 @@ impl Column {
     }
 
     /// Whether each row is defined, one flag a row.
+    #[cfg(test)]
     pub fn defined_flags(&self) -> Vec<bool> {
         match self.defined() {
             Some(d) => d.to_vec(),

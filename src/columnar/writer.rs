@@ -8,6 +8,7 @@
 //! The `requests` table's column chunks are encoded by `columnar::pages`
 //! and spliced into the crate's row groups; the other tables are written by
 //! the crate's column writer.
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::fs::File;
 use std::io::Write;
@@ -94,6 +95,19 @@ fn lossy(data: &[u8], ends: &[usize]) -> (Vec<u8>, Vec<usize>) {
         start = end;
     }
     (out, out_ends)
+}
+
+/// A text column's bytes and value ends with every value UTF-8: as they
+/// are where they already are (the common case), else each value repaired
+/// as `String::from_utf8_lossy` repairs it.
+fn valid_text<'a>(data: &'a [u8], ends: &'a [usize]) -> (Cow<'a, [u8]>, Cow<'a, [usize]>) {
+    match utf8(data, ends) {
+        Some(()) => (Cow::Borrowed(data), Cow::Borrowed(ends)),
+        None => {
+            let (data, ends) = lossy(data, ends);
+            (Cow::Owned(data), Cow::Owned(ends))
+        }
+    }
 }
 
 /// Whether a table's column chunks are encoded by `columnar::pages`
@@ -292,18 +306,11 @@ impl PartWriter {
                 }
                 (ColumnWriter::ByteArrayColumnWriter(w), Values::Text { data, ends }) => {
                     // One buffer for the column; each value a slice of it.
-                    let repaired;
-                    let (data, ends) = match utf8(data, ends) {
-                        Some(()) => (data, ends),
-                        None => {
-                            repaired = lossy(data, ends);
-                            (&repaired.0, &repaired.1)
-                        }
-                    };
-                    let whole = ByteArray::from(data.clone());
+                    let (data, ends) = valid_text(data, ends);
+                    let whole = ByteArray::from(data.into_owned());
                     texts.clear();
                     let mut start = 0;
-                    for &end in ends {
+                    for &end in ends.iter() {
                         texts.push(whole.slice(start, end - start));
                         start = end;
                     }
@@ -342,22 +349,15 @@ impl PartWriter {
         let mut group = self.inner.next_row_group().map_err(pq)?;
         let columns = batch.columns.iter().zip(table.columns).zip(descrs);
         for ((col, def), descr) in columns {
-            let repaired;
             let text = match &col.values {
-                Values::Text { data, ends } => Some(match utf8(data, ends) {
-                    Some(()) => (data.as_slice(), ends.as_slice()),
-                    None => {
-                        repaired = lossy(data, ends);
-                        (repaired.0.as_slice(), repaired.1.as_slice())
-                    }
-                }),
+                Values::Text { data, ends } => Some(valid_text(data, ends)),
                 _ => None,
             };
             let plan = pages::Plan {
                 dictionary: super::dictionary(table, def),
                 statistics: super::statistics(table, def),
             };
-            let input = pages::Input::of(col, text);
+            let input = pages::Input::of(col, text.as_ref().map(|(d, e)| (&**d, &**e)));
             let (bytes, close) =
                 pages::encode(descr, pages::Defined::of(col), &input, plan).map_err(pq)?;
             group.append_column(&bytes, close).map_err(pq)?;
