@@ -20,7 +20,7 @@
 -- rows read for their shared fields.
 -- The two columns of each table are added by the code that applies this
 -- script, just before it and only where they are missing (src/db/mod.rs,
--- `add_shared_columns`), so the script can be applied again to a database
+-- `add_missing_columns`), so the script can be applied again to a database
 -- that has them:
 --     link    INTEGER                      the seq of the request row
 --     shared  INTEGER NOT NULL DEFAULT 0   bit i: field i is that row's

@@ -1,4 +1,4 @@
--- stormlog schema version 14
+-- stormlog schema version 15
 -- Generated from a database migrations/0001-NNNN made (src/db/mod.rs,
 -- `snapshot_of`); a database made new gets this script in one step.
 -- Not a migration: never edit it by hand. After adding a migration:
@@ -247,7 +247,7 @@ CREATE TABLE request_packs (
     run_id    TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
     segment   INTEGER NOT NULL,   -- 0, 1, ...: the run's requests in order, in segments
     requests  INTEGER NOT NULL,   -- request rows in this segment
-    body      BLOB NOT NULL,      -- the packed values, column names included
+    body      BLOB NOT NULL, rest BLOB,      -- the packed values, column names included
     PRIMARY KEY (run_id, segment)
 ) STRICT;
 

@@ -29,6 +29,7 @@ query!(EXPORT_SELECT_RUNS, "export/select_runs");
 query!(EXPORT_SERVER_SAMPLES, "export/server_samples");
 query!(EXPORT_SINCE_NS, "export/since_ns");
 query!(EXPORT_REQUESTS_REST, "export/requests_rest");
+query!(EXPORT_REQUEST_PACK, "export/request_pack");
 query!(EXPORT_RUN_STARTED, "export/run_started");
 query!(EXPORT_CASE_WINDOWS, "export/case_windows");
 query!(EXPORT_REQUEST_ROWS, "export/request_rows");
@@ -187,6 +188,7 @@ pub const ALL: &[Query] = &[
     EXPORT_SERVER_SAMPLES,
     EXPORT_SINCE_NS,
     EXPORT_REQUESTS_REST,
+    EXPORT_REQUEST_PACK,
     EXPORT_RUN_STARTED,
     EXPORT_REQUEST_ROWS,
     EXPORT_CASE_WINDOWS,

@@ -51,7 +51,8 @@ enum Instant {
     Ended,
 }
 
-/// The columns of the narrow read, in its order (after seq, column 0).
+/// The columns of the narrow read, in its order (after seq, column 0); the
+/// columns an ingest packs into each segment's `rest` ([`PACKED_REST`]).
 const REST: [&str; 10] = [
     "case_key",
     "status_key",
@@ -64,6 +65,10 @@ const REST: [&str; 10] = [
     "endpoint",
     "trace_id",
 ];
+
+/// The columns of a pack segment's `rest` (migrations/0015), in order: the
+/// `v_requests` columns the analysis pack leaves out.
+pub(crate) const PACKED_REST: [&str; REST.len()] = REST;
 
 /// The pack columns read besides those exported as they are.
 struct Layout {
@@ -343,16 +348,20 @@ where
         // No run: the view's join has no rows either; let it say so.
         return Ok(None);
     };
-    let q = &sql::LOAD_REQUEST_PACK;
+    let q = &sql::EXPORT_REQUEST_PACK;
     let mut packs = conn.prepare_cached(q.sql).map_err(db(q))?;
     let mut segments = packs
-        .query(named_params! {":run_id": run_id, ":from": 0i64, ":to": i64::MAX})
+        .query(named_params! {":run_id": run_id})
         .map_err(db(q))?;
+    // The columns the analysis pack lacks: packed beside it in `rest` by
+    // the ingest, else (a pack made before, or again from the rows) read
+    // from the table (a query not stepped costs nothing).
     let qr = &sql::EXPORT_REQUESTS_REST;
     let mut rest_stmt = conn.prepare_cached(qr.sql).map_err(db(qr))?;
-    let mut rest = rest_stmt
+    let mut table_rest = rest_stmt
         .query(named_params! {":run_id": run_id})
         .map_err(db(qr))?;
+    let mut packed_rest: Option<bool> = None;
 
     let mut reused = Reused::take();
     let batch = &mut reused.0;
@@ -370,9 +379,19 @@ where
             }
             _ => return Ok(None),
         };
+        let rest_blob = match row.get_ref(3) {
+            Ok(ValueRef::Blob(b)) => Some(b),
+            Ok(ValueRef::Null) => None,
+            _ => return Ok(None),
+        };
         if number != next_segment {
             return Ok(None);
         }
+        // Every segment has its `rest`, or none has.
+        if *packed_rest.get_or_insert(rest_blob.is_some()) != rest_blob.is_some() {
+            return Ok(None);
+        }
+
         if next_segment == 0 {
             // Most runs are one batch: room for it at once.
             let rows = usize::try_from(listed).unwrap_or(0).min(BATCH_ROWS);
@@ -383,28 +402,48 @@ where
             Ok(s) if usize::try_from(listed).ok() == Some(s.rows) => s,
             _ => return Ok(None),
         };
+        let mut rest_cursor = match rest_blob.map(|b| pack::segment(b, &PACKED_REST)) {
+            None => None,
+            Some(Ok(s)) if s.rows == segment.rows => Some(s.cursor()),
+            Some(_) => return Ok(None),
+        };
         let mut scratch = Scratch::default();
         let decoded = segment.rows(|p, _| {
-            let t = match rest.next() {
-                Ok(Some(t)) => t,
-                Ok(None) => {
+            // The row's other columns: seq, then the narrow read's.
+            let mut rest_row = [ValueRef::Null; REST.len() + 1];
+            let t;
+            if let Some(c) = rest_cursor.as_mut() {
+                // The packed row of the same table row.
+                if !matches!(c.step(), Ok(Some(_))) {
                     unserved = true;
                     return false;
                 }
-                Err(e) => {
-                    failed = Some(e);
-                    return false;
+                let r = c.row();
+                rest_row[0] = p.get(lay.seq);
+                for (k, v) in rest_row[1..].iter_mut().enumerate() {
+                    *v = r.get(k);
                 }
-            };
-            // The narrow read's values, each read once (a read through
-            // rusqlite is a few SQLite calls).
-            let mut rest_row = [ValueRef::Null; REST.len() + 1];
-            for (k, v) in rest_row.iter_mut().enumerate() {
-                match t.get_ref(k) {
-                    Ok(x) => *v = x,
-                    Err(_) => {
+            } else {
+                t = match table_rest.next() {
+                    Ok(Some(t)) => t,
+                    Ok(None) => {
                         unserved = true;
                         return false;
+                    }
+                    Err(e) => {
+                        failed = Some(e);
+                        return false;
+                    }
+                };
+                // The narrow read's values, each read once (a read through
+                // rusqlite is a few SQLite calls).
+                for (k, v) in rest_row.iter_mut().enumerate() {
+                    match t.get_ref(k) {
+                        Ok(x) => *v = x,
+                        Err(_) => {
+                            unserved = true;
+                            return false;
+                        }
                     }
                 }
             }
@@ -458,12 +497,18 @@ where
         if unserved || decoded.is_err() {
             return Ok(None);
         }
+        if rest_cursor
+            .as_ref()
+            .is_some_and(|c| c.left() != 0 || c.end().is_err())
+        {
+            return Ok(None);
+        }
     }
     if next_segment == 0 {
         return Ok(None);
     }
     // The pack spans every row of the table.
-    if rest.next().map_err(db(qr))?.is_some() {
+    if packed_rest == Some(false) && table_rest.next().map_err(db(qr))?.is_some() {
         return Ok(None);
     }
     if !batch.is_empty() {
@@ -1093,6 +1138,67 @@ mod tests {
         )
         .unwrap();
         assert!(fast(&conn, run).is_none());
+    }
+
+    /// The ingest packs the export's other columns into every segment's
+    /// `rest`; read from there or (where a pack has none) from the table,
+    /// the rows are the same, and a damaged `rest` leaves the run to the
+    /// view.
+    #[test]
+    fn rest_packed_or_read_from_the_table_alike() {
+        let tmp = tempfile::tempdir().unwrap();
+        let conn = ingest_all(&tmp.path().join("p.db"));
+        let count = |q: &str| -> i64 { conn.query_row(q, [], |r| r.get(0)).unwrap() };
+        assert!(count("SELECT count(*) FROM request_packs") >= 30);
+        assert_eq!(
+            count("SELECT count(*) FROM request_packs WHERE rest IS NULL"),
+            0
+        );
+        let runs = run_ids(&conn);
+        let packed: Vec<Vec<Batch>> = runs.iter().map(|r| fast(&conn, r).unwrap()).collect();
+        conn.execute("UPDATE request_packs SET rest = NULL", [])
+            .unwrap();
+        for (run, packed) in runs.iter().zip(&packed) {
+            let read = fast(&conn, run).expect("served from the table");
+            assert_same(packed, &read, run);
+        }
+        let run = &runs[0];
+        for damaged in ["x'00'", "x'534C504B01'", "body"] {
+            conn.execute(
+                &format!("UPDATE request_packs SET rest = {damaged} WHERE run_id = ?1"),
+                [run],
+            )
+            .unwrap();
+            assert!(fast(&conn, run).is_none(), "{damaged}");
+        }
+    }
+
+    /// A database of schema version 14 (packs without `rest`) is migrated:
+    /// its packs get the column, NULL, and its rows are still served.
+    #[test]
+    fn packs_from_before_0015_are_served_from_the_table() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("v14.db");
+        let runs = {
+            let conn = ingest_all(&path);
+            conn.execute_batch(
+                "ALTER TABLE request_packs DROP COLUMN rest; PRAGMA user_version = 14;",
+            )
+            .unwrap();
+            run_ids(&conn)
+        };
+        let conn = crate::db::open(&path, crate::db::Mode::ReadWrite).unwrap();
+        let nulls: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM request_packs WHERE rest IS NULL",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(nulls >= 30, "{nulls}");
+        for run in &runs {
+            assert_same(&fast(&conn, run).expect("served"), &view(&conn, run), run);
+        }
     }
 
     /// Differences are SQLite's too, where they overflow as well.

@@ -96,6 +96,10 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
         "0014_shared_request_fields",
         include_str!("../../migrations/0014_shared_request_fields.sql"),
     ),
+    (
+        "0015_request_pack_rest",
+        include_str!("../../migrations/0015_request_pack_rest.sql"),
+    ),
 ];
 
 /// The schema every migration above leaves, as one script: a database made
@@ -526,13 +530,11 @@ fn migrate_with(
             });
     }
     for (i, (name, sql)) in MIGRATIONS.iter().enumerate().skip(start as usize) {
-        if *name == "0014_shared_request_fields" {
-            add_shared_columns(&tx).map_err(|source| DbError::Migration {
-                path: path.to_owned(),
-                name,
-                source,
-            })?;
-        }
+        add_missing_columns(&tx, name).map_err(|source| DbError::Migration {
+            path: path.to_owned(),
+            name,
+            source,
+        })?;
         tx.execute_batch(sql).map_err(|source| DbError::Migration {
             path: path.to_owned(),
             name,
@@ -577,22 +579,29 @@ fn is_empty(conn: &Connection) -> bool {
     .is_ok_and(|n| n == 0)
 }
 
-/// Migration 0014's columns of `dispatches` and `first_contents` (`link`,
-/// `shared`), added where a table lacks them: a database that has them
-/// (0014 applied again) keeps them and their values.
-fn add_shared_columns(conn: &Connection) -> rusqlite::Result<()> {
-    for table in ["dispatches", "first_contents"] {
-        let mut stmt = conn.prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))?;
-        let names = stmt
-            .query_map([], |r| r.get::<_, String>(0))?
-            .collect::<Result<Vec<_>, _>>()?;
-        for (column, decl) in [
-            ("link", "INTEGER"),
-            ("shared", "INTEGER NOT NULL DEFAULT 0"),
-        ] {
-            if !names.iter().any(|n| n == column) {
-                conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {decl}"))?;
-            }
+/// The columns a migration adds in code rather than in its script, each
+/// where its table lacks it: a database that has them (the migration applied
+/// again) keeps them and their values. 0014: `dispatches` and
+/// `first_contents` get `link` and `shared`; 0015: `request_packs` gets `rest`.
+fn add_missing_columns(conn: &Connection, migration: &str) -> rusqlite::Result<()> {
+    let columns: &[(&str, &str, &str)] = match migration {
+        "0014_shared_request_fields" => &[
+            ("dispatches", "link", "INTEGER"),
+            ("dispatches", "shared", "INTEGER NOT NULL DEFAULT 0"),
+            ("first_contents", "link", "INTEGER"),
+            ("first_contents", "shared", "INTEGER NOT NULL DEFAULT 0"),
+        ],
+        "0015_request_pack_rest" => &[("request_packs", "rest", "BLOB")],
+        _ => &[],
+    };
+    for (table, column, decl) in columns {
+        let present: i64 = conn.query_row(
+            "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2",
+            [table, column],
+            |r| r.get(0),
+        )?;
+        if present == 0 {
+            conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {decl}"))?;
         }
     }
     Ok(())

@@ -299,65 +299,120 @@ pub fn segment<'a, S: AsRef<str>>(blob: &'a [u8], names: &[S]) -> Result<Segment
     })
 }
 
-impl Segment<'_> {
+impl<'a> Segment<'a> {
     /// Decodes the segment, handing each row (its values in column order) to
     /// `each`, with a bit per column (the first column's lowest) set when
     /// its value may differ from the row before (clear: the same value as
     /// the row before, so a reader can keep what it made of it); stops
     /// early when `each` returns false.
     pub fn rows(&self, mut each: impl FnMut(Row, u64) -> bool) -> Result<(), PackError> {
-        let mut r = Reader {
-            bytes: self.bytes,
-            at: 0,
-        };
-        let mut columns: Vec<Column> = (0..self.columns).map(|_| Column::default()).collect();
-        let every = u64::MAX >> (64 - self.columns);
-        for row in 0..self.rows {
-            // The first row has no row before it.
-            let mut changed = if row == 0 { every } else { 0 };
-            for (i, col) in columns.iter_mut().enumerate() {
-                let tag = r.take(1)?[0];
-                if tag != SAME {
-                    changed |= 1 << i;
-                }
-                match tag {
-                    SAME => {}
-                    NULL => col.kind = NULL,
-                    INTEGER => {
-                        col.int = col.int.wrapping_add(r.int()?);
-                        col.kind = INTEGER;
-                    }
-                    REAL => {
-                        let b = r.take(8)?;
-                        col.real =
-                            u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
-                        col.kind = REAL;
-                    }
-                    TEXT => {
-                        let shared =
-                            usize::try_from(r.uint()?).map_err(|_| PackError::Truncated)?;
-                        let rest = r.bytes()?;
-                        if shared > col.text.len() {
-                            return Err(PackError::Truncated);
-                        }
-                        col.text.truncate(shared);
-                        col.text.extend_from_slice(rest);
-                        col.kind = TEXT;
-                    }
-                    BLOB => {
-                        let b = r.bytes()?;
-                        col.blob.clear();
-                        col.blob.extend_from_slice(b);
-                        col.kind = BLOB;
-                    }
-                    other => return Err(PackError::Tag(other)),
-                }
-            }
-            if !each(Row { columns: &columns }, changed) {
+        let mut c = self.cursor();
+        while let Some(changed) = c.step()? {
+            if !each(c.row(), changed) {
                 return Ok(());
             }
         }
-        if r.at != self.bytes.len() {
+        c.end()
+    }
+
+    /// A reader that steps through the rows one at a time, for a caller
+    /// that reads two segments side by side.
+    pub fn cursor(&self) -> Cursor<'a> {
+        Cursor {
+            r: Reader {
+                bytes: self.bytes,
+                at: 0,
+            },
+            columns: (0..self.columns).map(|_| Column::default()).collect(),
+            every: u64::MAX >> (64 - self.columns.clamp(1, 64)),
+            left: self.rows,
+            first: true,
+        }
+    }
+}
+
+/// A segment being decoded row by row ([`Segment::cursor`]).
+pub struct Cursor<'a> {
+    r: Reader<'a>,
+    columns: Vec<Column>,
+    /// Every column's bit.
+    every: u64,
+    /// Rows not yet decoded.
+    left: usize,
+    first: bool,
+}
+
+impl Cursor<'_> {
+    /// Decodes the next row; None after the last. The bits are those
+    /// [`Segment::rows`] hands over.
+    #[inline]
+    pub fn step(&mut self) -> Result<Option<u64>, PackError> {
+        if self.left == 0 {
+            return Ok(None);
+        }
+        self.left -= 1;
+        let r = &mut self.r;
+        // The first row has no row before it.
+        let mut changed = if std::mem::take(&mut self.first) {
+            self.every
+        } else {
+            0
+        };
+        for (i, col) in self.columns.iter_mut().enumerate() {
+            let tag = r.take(1)?[0];
+            if tag != SAME {
+                changed |= 1 << i;
+            }
+            match tag {
+                SAME => {}
+                NULL => col.kind = NULL,
+                INTEGER => {
+                    col.int = col.int.wrapping_add(r.int()?);
+                    col.kind = INTEGER;
+                }
+                REAL => {
+                    let b = r.take(8)?;
+                    col.real = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+                    col.kind = REAL;
+                }
+                TEXT => {
+                    let shared = usize::try_from(r.uint()?).map_err(|_| PackError::Truncated)?;
+                    let rest = r.bytes()?;
+                    if shared > col.text.len() {
+                        return Err(PackError::Truncated);
+                    }
+                    col.text.truncate(shared);
+                    col.text.extend_from_slice(rest);
+                    col.kind = TEXT;
+                }
+                BLOB => {
+                    let b = r.bytes()?;
+                    col.blob.clear();
+                    col.blob.extend_from_slice(b);
+                    col.kind = BLOB;
+                }
+                other => return Err(PackError::Tag(other)),
+            }
+        }
+        Ok(Some(changed))
+    }
+
+    /// The row the last [`Cursor::step`] decoded.
+    #[inline]
+    pub fn row(&self) -> Row<'_> {
+        Row {
+            columns: &self.columns,
+        }
+    }
+
+    /// Rows not yet decoded.
+    pub fn left(&self) -> usize {
+        self.left
+    }
+
+    /// After the last row: Ok when the segment held nothing more.
+    pub fn end(&self) -> Result<(), PackError> {
+        if self.r.at != self.r.bytes.len() {
             return Err(PackError::Trailing);
         }
         Ok(())

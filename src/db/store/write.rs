@@ -356,8 +356,16 @@ impl<'c> SegmentWriter<'c> {
         })
     }
 
-    /// Stores the next segment: its rows and packed bytes.
-    fn store(&mut self, run_id: &str, rows: u64, body: &[u8]) -> Result<(), DbError> {
+    /// Stores the next segment: its rows, packed bytes, and the same rows'
+    /// export columns packed ([`Segment`] has them where the ingest packed
+    /// them).
+    fn store(
+        &mut self,
+        run_id: &str,
+        rows: u64,
+        body: &[u8],
+        rest: Option<&[u8]>,
+    ) -> Result<(), DbError> {
         let q = &sql::INGEST_INSERT_REQUEST_PACK;
         self.insert
             .run([
@@ -365,6 +373,7 @@ impl<'c> SegmentWriter<'c> {
                 ValueRef::Integer(self.next),
                 ValueRef::Integer(rows as i64),
                 ValueRef::Blob(body),
+                rest.map_or(ValueRef::Null, ValueRef::Blob),
             ])
             .map_err(DbError::query(q))?;
         self.next += 1;
@@ -385,6 +394,16 @@ pub(super) struct RequestPacker<'c> {
     packer: Packer,
     /// The packed columns' names (a [`Behind`] thread's packer is made of them).
     names: Vec<String>,
+    /// Where each column of a segment's `rest` is (`db::export_pack::PACKED_REST`).
+    rest_source: Vec<(Source, bool)>,
+}
+
+/// One segment of a run's pack, as a packer closed it: its rows, the
+/// analysis columns' bytes and, in a kept database, the export's others.
+pub(super) struct Packed {
+    rows: u64,
+    body: Vec<u8>,
+    rest: Option<Vec<u8>>,
 }
 
 /// Where a column's value comes from in a request [`Row`].
@@ -403,40 +422,24 @@ impl<'c> RequestPacker<'c> {
     fn new(conn: &'c Connection, table: usize) -> Result<Self, DbError> {
         let spec = &TABLES[table];
         let names = analysis_columns(conn)?;
-        let mut source = Vec::with_capacity(names.len());
-        for name in &names {
-            let from = match name.as_str() {
-                "seq" => Source::Seq,
-                "case_key" => Source::CaseKey,
-                "status_key" => Source::StatusKey,
-                "schema_version" => Source::SchemaVersion,
-                "nulls" => Source::Nulls,
-                "extra" => Source::Extra,
-                field => Source::Field(
-                    spec.fields
-                        .iter()
-                        .position(|(key, _)| *key == field)
-                        .ok_or_else(|| {
-                            DbError::Other(format!("column {name} of the analysis is not written"))
-                        })?,
-                ),
-            };
-            let real = matches!(from, Source::Field(i) if spec.fields[i].1 == tables::Col::Real);
-            source.push((from, real));
-        }
+        let sources = |names: &[&str]| -> Result<Vec<(Source, bool)>, DbError> {
+            names.iter().map(|name| source_of(spec, name)).collect()
+        };
+        let source = sources(&names.iter().map(String::as_str).collect::<Vec<_>>())?;
         Ok(RequestPacker {
             table,
             segments: SegmentWriter::new(conn)?,
             source,
             packer: Packer::new(&names),
             names,
+            rest_source: sources(&crate::db::export_pack::PACKED_REST)?,
         })
     }
 
     /// Stores a segment the packer closed.
     fn store(&mut self, run_id: &str, segment: Option<(u64, Vec<u8>)>) -> Result<(), DbError> {
         match segment {
-            Some((rows, body)) => self.segments.store(run_id, rows, &body),
+            Some((rows, body)) => self.segments.store(run_id, rows, &body, None),
             None => Ok(()),
         }
     }
@@ -445,6 +448,27 @@ impl<'c> RequestPacker<'c> {
     fn push(&mut self, seq: i64, row: &Row) {
         pack_row(&mut self.packer, &self.source, seq, row);
     }
+}
+
+/// Where request column `name`'s value is in a [`Row`] of `spec`'s table,
+/// and whether the column is REAL.
+fn source_of(spec: &tables::TableSpec, name: &str) -> Result<(Source, bool), DbError> {
+    let from = match name {
+        "seq" => Source::Seq,
+        "case_key" => Source::CaseKey,
+        "status_key" => Source::StatusKey,
+        "schema_version" => Source::SchemaVersion,
+        "nulls" => Source::Nulls,
+        "extra" => Source::Extra,
+        field => Source::Field(
+            spec.fields
+                .iter()
+                .position(|(key, _)| *key == field)
+                .ok_or_else(|| DbError::Other(format!("packed column {name} is not written")))?,
+        ),
+    };
+    let real = matches!(from, Source::Field(i) if spec.fields[i].1 == tables::Col::Real);
+    Ok((from, real))
 }
 
 /// Packs request row `row` into `packer`, its columns' values taken from
@@ -503,16 +527,30 @@ struct Behind {
     pending: Vec<Stored>,
     pending_rows: usize,
     /// The pack's segments as they fill, in order.
-    segments: std::sync::mpsc::Receiver<(u64, Vec<u8>)>,
+    segments: std::sync::mpsc::Receiver<Packed>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Behind {
-    fn start(names: &[String], source: &[(Source, bool)]) -> Result<Self, DbError> {
+    /// Packs the analysis columns `names` (from `source`), and beside them
+    /// the export's others (from `rest_source`) into each segment's `rest`.
+    fn start(
+        names: &[String],
+        source: &[(Source, bool)],
+        rest_source: &[(Source, bool)],
+    ) -> Result<Self, DbError> {
         let (send, recv) = std::sync::mpsc::sync_channel::<Vec<Stored>>(2);
         let (out, segments) = std::sync::mpsc::channel();
         let mut packer = Packer::new(names);
+        let mut rest_packer = Packer::new(&crate::db::export_pack::PACKED_REST);
         let source = source.to_vec();
+        let rest_source = rest_source.to_vec();
+        // Both packers get every row, so they fill at once.
+        let close = |(rows, body): (u64, Vec<u8>), rest: Option<(u64, Vec<u8>)>| Packed {
+            rows,
+            body,
+            rest: rest.filter(|r| r.0 == rows).map(|r| r.1),
+        };
         let thread = std::thread::Builder::new()
             .name("stormlog-pack".into())
             .spawn(move || {
@@ -522,15 +560,16 @@ impl Behind {
                     }
                     for (seq, row) in &rows {
                         pack_row(&mut packer, &source, *seq, row);
+                        pack_row(&mut rest_packer, &rest_source, *seq, row);
                         if let Some(segment) = packer.full() {
-                            if out.send(segment).is_err() {
+                            if out.send(close(segment, rest_packer.full())).is_err() {
                                 return; // the writer stopped (an error)
                             }
                         }
                     }
                 }
                 if let Some(segment) = packer.rest() {
-                    let _ = out.send(segment);
+                    let _ = out.send(close(segment, rest_packer.rest()));
                 }
             })
             .map_err(|e| DbError::Other(format!("cannot start the packing thread: {e}")))?;
@@ -567,7 +606,7 @@ impl Behind {
 
     /// Waits for the thread to pack everything handed to it; the segments
     /// not yet taken.
-    fn end(&mut self) -> Result<Vec<(u64, Vec<u8>)>, DbError> {
+    fn end(&mut self) -> Result<Vec<Packed>, DbError> {
         self.hand_pending()?;
         self.send = None;
         if let Some(thread) = self.thread.take() {
@@ -793,12 +832,18 @@ impl<'c> Writer<'c> {
             // packed so far are stored now.
             let behind = match &mut self.behind {
                 Some(behind) => behind,
-                none => none.insert(Behind::start(&self.pack.names, &self.pack.source)?),
+                none => none.insert(Behind::start(
+                    &self.pack.names,
+                    &self.pack.source,
+                    &self.pack.rest_source,
+                )?),
             };
             behind.hand(rows, pack)?;
             let ready: Vec<_> = behind.segments.try_iter().collect();
-            for (n, body) in ready {
-                self.pack.segments.store(&self.run_id, n, &body)?;
+            for p in ready {
+                self.pack
+                    .segments
+                    .store(&self.run_id, p.rows, &p.body, p.rest.as_deref())?;
             }
             return Ok(());
         }
@@ -828,8 +873,10 @@ impl<'c> Writer<'c> {
             self.store_queued(slot)?;
         }
         if let Some(mut behind) = self.behind.take() {
-            for (n, body) in behind.end()? {
-                self.pack.segments.store(&self.run_id, n, &body)?;
+            for p in behind.end()? {
+                self.pack
+                    .segments
+                    .store(&self.run_id, p.rows, &p.body, p.rest.as_deref())?;
             }
         }
         let rest = self.pack.packer.rest();
@@ -1064,7 +1111,7 @@ pub fn store_pack(
         .map_err(DbError::query(q))?;
     let mut writer = SegmentWriter::new(conn)?;
     for (rows, body) in segments {
-        writer.store(run_id, *rows, body)?;
+        writer.store(run_id, *rows, body, None)?;
     }
     Ok(())
 }

@@ -1,0 +1,23 @@
+-- 0015: each request pack segment also packs the request columns that
+-- `export --parquet` writes and the analysis pack leaves out.
+--
+-- Why: the export made a run's `v_requests` rows from its pack and, for ten
+-- columns the pack lacked (case_key, status_key, http_status, error_type,
+-- error_message, finish_reason, concurrency, model, endpoint, trace_id), a
+-- read of the `requests` table itself (queries/export/requests_rest.sql).
+-- That read stepped from the table's (run_id, seq) index to each wide row:
+-- about a third of the export's time over 1,000 runs (perf). The ingest now
+-- packs those columns of the same rows into `rest`, in the pack's format
+-- (src/db/pack.rs; columns `db::export_pack::PACKED_REST`), segment for
+-- segment, row for row.
+--
+-- `rest` is NULL in segments packed before, and where the rows were packed
+-- again from the table (a pack made by a reader or an older migration): the
+-- export then reads the table as before. The triggers that drop a run's
+-- pack when its rows change drop `rest` with it.
+--
+-- The column is added by the code that applies this script, just before it
+-- and only where it is missing (src/db/mod.rs, `add_missing_columns`), as
+-- 0014's are, so the script can be applied again to a database that has it:
+--     request_packs.rest  BLOB
+SELECT 1;
