@@ -196,12 +196,17 @@ fn stamp_bytes(ns: i64) -> Option<[u8; 24]> {
 }
 
 /// Makes [`stamp_bytes`] for instants that mostly fall on the day before's:
-/// the civil date of a day is worked out once.
+/// the civil date of a day is worked out once, and the text of a second
+/// once (a run's requests end many to a second).
 #[derive(Debug, Clone, Copy)]
 struct Stamps {
     /// The Julian day whose date `date` holds (i32::MIN: none yet).
     day: i32,
     date: [u8; 10],
+    /// The Julian-day second (milliseconds / 1000) whose text `text`
+    /// holds, its milliseconds aside (i64::MIN: none yet).
+    second: i64,
+    text: [u8; 24],
 }
 
 impl Default for Stamps {
@@ -209,6 +214,8 @@ impl Default for Stamps {
         Stamps {
             day: i32::MIN,
             date: *b"0000-00-00",
+            second: i64::MIN,
+            text: *b"0000-00-00T00:00:00.000Z",
         }
     }
 }
@@ -230,6 +237,14 @@ impl Stamps {
             return None;
         }
         let jd = (r + 0.5) as i64;
+        // The day's milliseconds start on a whole second of `jd` (43,200,000
+        // and 86,400,000 are whole seconds): within one second only the
+        // milliseconds differ.
+        if jd / 1000 == self.second {
+            let mut out = self.text;
+            put(&mut out, 20, 3, (jd % 1000) as i32);
+            return Some(out);
+        }
         // computeYMD
         let z = ((jd + 43_200_000) / 86_400_000) as i32;
         if z != self.day {
@@ -261,6 +276,8 @@ impl Stamps {
         put(&mut out, 14, 2, minute);
         put(&mut out, 17, 2, ms / 1000);
         put(&mut out, 20, 3, ms % 1000);
+        self.second = jd / 1000;
+        self.text = out;
         Some(out)
     }
 }
@@ -967,6 +984,9 @@ mod tests {
         }
         // Instants a few hours apart, crossing days, through one cache.
         cases.extend((0..2_000).map(|k| 1_795_961_268_500_000_000 + k * 9_876_543_210_987));
+        // Many to a second, and milliseconds rounding up into the next one.
+        cases.extend((0..3_000).map(|k| 1_795_961_268_000_000_000 + k * 37_000_123));
+        cases.extend((0..500).map(|k| 1_795_961_268_999_499_999 + (k % 2) + k * 1_000_000_000));
         let mut stamps = Stamps::default();
         for ns in cases {
             let theirs: Option<String> = stmt.query_row([ns], |r| r.get(0)).unwrap();
