@@ -6,6 +6,7 @@
 #   SIZES="30000" bench/run.sh   # other sizes
 #   RUNS=0 bench/run.sh          # without the re-judging part
 #   REPEAT=5 bench/run.sh        # stormlog's commands 5 times each (median; default 3)
+#   REF_ROUNDS=1 bench/run.sh    # the reference in every round too (its ratio per round)
 #
 # Needs python3 (stdlib) for the scaled inputs and the reference in a virtual
 # environment (created in bench/.venv unless REF points at a `stormlog` binary).
@@ -115,24 +116,34 @@ WHERE event_type = 'infer.request' AND phase = 'measured' GROUP BY case_id ORDER
   # where the medians above can take one command's runs from a quiet
   # moment and another's from a busy one. Each round gives its ratios; the
   # median of those is printed.
+  # REF_ROUNDS=1: the reference's analyze runs in each round too, just
+  # before ours, so that its ratio is taken per round as well (a minute of
+  # the reference per round at 300,000 requests).
   rounds=()
   for _ in $(seq 1 "$REPEAT"); do
+    r=0
+    [ "${REF_ROUNDS:-0}" = 1 ] && r=$(clock "$REF" infer analyze "$f" --format json)
     a=$(clock "$OURS" infer analyze "$f" --format json)
     s=$(clock "$OURS" report --db "$DATA/bench.db" large --slo ttft:500@95% --format json)
     rm -f "$DATA/round.db" "$DATA/round.db-wal" "$DATA/round.db-shm"
     i=$(clock "$OURS" ingest --db "$DATA/round.db" "$f")
     fl=$("$FLOOR" "$f" 1 | sed -n 's/^floor: *\([0-9.]*\) s.*/\1/p')
-    rounds+=("$a $s $i $fl")
+    rounds+=("$a $s $i $fl $r")
   done
   rm -f "$DATA/round.db" "$DATA/round.db-wal" "$DATA/round.db-shm"
   python3 - "${rounds[@]}" <<'PY'
 import statistics, sys
 rows = [tuple(map(float, r.split())) for r in sys.argv[1:]]
-slo = [s / a for a, s, i, f in rows]
-ing = [i / f for a, s, i, f in rows]
+slo = [s / a for a, s, i, f, r in rows]
+ing = [i / f for a, s, i, f, r in rows]
+ana = [a / f for a, s, i, f, r in rows]
 show = lambda xs, fmt: ", ".join(format(x, fmt) for x in xs)
 print(f"rounds: report --slo {statistics.median(slo):.3f} of analyze ({show(slo, '.3f')})")
 print(f"rounds: ingest {statistics.median(ing):.2f}x the floor ({show(ing, '.2f')})")
+print(f"rounds: analyze {statistics.median(ana):.2f}x the floor ({show(ana, '.2f')})")
+if all(r > 0 for *_, r in rows):
+    ref = [r / a for a, s, i, f, r in rows]
+    print(f"rounds: analyze {statistics.median(ref):.1f}x the reference ({show(ref, '.1f')})")
 PY
   echo "database: $(( $(stat -c %s "$DATA/bench.db") / 1000000 )) MB of $mb MB ($(( 100 * $(stat -c %s "$DATA/bench.db") / $(stat -c %s "$f") ))% of the artifact)"
   python3 - "$ref_wall" "$ours_wall" "$ref_mb" "$ours_mb" "$ingest_wall" "$ingest_mb" "$report_wall" "$slo_wall" "$floor_wall" "$duck_wall" <<'PY'

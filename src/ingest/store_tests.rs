@@ -309,20 +309,6 @@ fn three_segment_run(dir: &std::path::Path) -> (Connection, String, usize) {
     (conn, done.run_id, n)
 }
 
-#[test]
-fn segments_are_shared_out_in_runs_of_about_equal_rows() {
-    let whole = pack::SEGMENT_ROWS as usize;
-    assert_eq!(runs_of_rows(&[whole, whole, 7], 1), vec![(0..3)]);
-    // The boundary nearest half the rows, not the first past it.
-    assert_eq!(runs_of_rows(&[whole, whole, 7], 2), [0..1, 1..3]);
-    assert_eq!(runs_of_rows(&[whole, whole, 7], 3), [0..1, 1..2, 2..3]);
-    assert_eq!(runs_of_rows(&[whole, whole, 7], 8), [0..1, 1..2, 2..3]);
-    assert_eq!(runs_of_rows(&[10, 10, 10, 10], 2), [0..2, 2..4]);
-    assert_eq!(runs_of_rows(&[100, 10_000, 100], 3), [0..1, 1..2, 2..3]);
-    assert_eq!(runs_of_rows(&[5], 4), vec![(0..1)]);
-    assert!(runs_of_rows(&[], 2).is_empty());
-}
-
 /// However many readers share a pack out, they read what the rows hold.
 #[test]
 fn a_pack_read_by_several_readers_equals_its_rows() {

@@ -630,11 +630,10 @@ fn read_segments(
         None
     };
     let readers: Vec<Connection> = (1..wanted).map_while(|_| reader_beside(conn)).collect();
-    let groups = runs_of_rows(&segments, readers.len() + 1);
     // The readers write the requests straight into the array's room, each
-    // into its part (no blank requests written first, then overwritten: a
-    // pass over 29 MB at 90,000 requests); it holds them once every part is
-    // whole.
+    // segment into its slots (no blank requests written first, then
+    // overwritten: a pass over 29 MB at 90,000 requests); it holds them once
+    // every segment is whole.
     out.clear();
     out.reserve_exact(slots);
     // Mapped by the pool beforehand, not by each reader for its own part: a
@@ -642,52 +641,59 @@ fn read_segments(
     // other reader zeroed the fresh pages alone while the first waited (at
     // 90,000 requests, `report --slo` 66.5 -> 61.1 ms, perf stat -r 30).
     map_pages(&mut out.spare_capacity_mut()[..slots]);
-    let mut parts = Vec::with_capacity(groups.len());
+    // Each segment's slots, taken by the reader that takes the segment.
+    // Segments go to the readers one at a time as they come free, so that
+    // they finish together: split once into runs of neighbouring segments,
+    // a 90,000-request run's 11 went 5 and 6 (116 M and 139 M instructions),
+    // one reader idle for most of a segment.
+    let mut parts = Vec::with_capacity(segments.len());
     let mut rest = &mut out.spare_capacity_mut()[..slots];
-    for group in &groups {
-        let (part, tail) = rest.split_at_mut(segments[group.clone()].iter().sum());
-        parts.push(part);
+    for &n in &segments {
+        let (part, tail) = rest.split_at_mut(n);
+        parts.push(std::sync::Mutex::new(Some(part)));
         rest = tail;
     }
-    if !rest.is_empty() {
-        // The groups did not cover every segment: slots no part would write.
-        return Ok(false);
-    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = std::sync::atomic::AtomicBool::new(false);
     let template = Fill::new(spec);
-    let job = |conn: &Connection,
-               group: std::ops::Range<usize>,
-               part: &mut [std::mem::MaybeUninit<Request>]| {
-        let read = Segments {
-            conn,
-            template: &template,
-            names: &names,
-            run_id,
-            rows: &segments,
-        };
-        read.read_into(group, part)
+    // The segments a reader read whole.
+    let job = |conn: &Connection| -> Result<Vec<ReadSpan>, DbError> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let mut read = Segments::new(conn, &template, &names, run_id, &segments);
+        let mut spans = Vec::new();
+        while !failed.load(Relaxed) {
+            let k = next.fetch_add(1, Relaxed);
+            let Some(slot) = parts.get(k) else {
+                break;
+            };
+            let part = slot.lock().ok().and_then(|mut p| p.take());
+            match part.map(|part| read.read_segment(k, part)).transpose()? {
+                Some(Some(span)) => spans.push((k, span)),
+                _ => {
+                    failed.store(true, Relaxed);
+                    break;
+                }
+            }
+        }
+        Ok(spans)
     };
-    // Every part has its job (a reader each but the first, which this
-    // thread reads): the room is held only when each of them wrote its part.
-    let part_count = parts.len();
-    let mut jobs = groups.into_iter().zip(parts);
-    let Some((first, first_part)) = jobs.next() else {
-        return Ok(false);
-    };
-    let read: Vec<Result<Option<(i64, i64)>, DbError>> = std::thread::scope(|s| {
-        let others: Vec<_> = jobs
-            .zip(readers)
-            .map(|((group, part), reader)| {
+    let read: Vec<Result<Vec<ReadSpan>, DbError>> = std::thread::scope(|s| {
+        let others: Vec<_> = readers
+            .into_iter()
+            .map(|reader| {
                 let (job, stamp) = (&job, &stamp);
                 s.spawn(move || {
                     let _snapshot = Snapshot::begin(&reader)?;
+                    // A reader that sees another ingest of the run takes
+                    // no segment; the others read them all.
                     if run_stamp(&reader, run_id)? != *stamp {
-                        return Ok(None);
+                        return Ok(Vec::new());
                     }
-                    job(&reader, group, part)
+                    job(&reader)
                 })
             })
             .collect();
-        let mut read = vec![job(conn, first, first_part)];
+        let mut read = vec![job(conn)];
         for other in others {
             read.push(
                 other
@@ -697,22 +703,35 @@ fn read_segments(
         }
         read
     });
-    // The runs follow one another, and the pack spans the run's rows from
-    // the first to the last. With the triggers that drop a pack when its
-    // run's rows change, this stands in for counting the rows (a walk over
-    // the run's key, 40 ms at 300,000 requests), which would not see a row
-    // changed with the triggers off either.
-    let spans: Option<Vec<(i64, i64)>> = read.into_iter().collect::<Result<_, _>>()?;
-    // Some only when every part was read whole: every slot was written.
-    let Some(spans) = spans.filter(|spans| spans.len() == part_count) else {
+    let mut spans: Vec<Option<(i64, i64)>> = vec![None; segments.len()];
+    for reader in read {
+        for (k, span) in reader? {
+            if let Some(at) = spans.get_mut(k) {
+                *at = Some(span);
+            }
+        }
+    }
+    // Some only when every segment was read whole: every slot was written.
+    let Some(spans) = spans.into_iter().collect::<Option<Vec<_>>>() else {
         return Ok(false);
     };
+    if failed.into_inner() {
+        return Ok(false);
+    }
     hold_written(out, slots);
+    // The segments follow one another, and the pack spans the run's rows
+    // from the first to the last. With the triggers that drop a pack when
+    // its run's rows change, this stands in for counting the rows (a walk
+    // over the run's key, 40 ms at 300,000 requests), which would not see a
+    // row changed with the triggers off either.
     Ok(spans.windows(2).all(|w| w[0].1 < w[1].0)
         && ends.is_none_or(|ends| {
             spans.first().map(|s| s.0) == Some(ends.0) && spans.last().map(|s| s.1) == Some(ends.1)
         }))
 }
+
+/// A segment a reader read whole, with its first and last seq.
+type ReadSpan = (usize, (i64, i64));
 
 /// Takes the first `n` slots of `out`'s room, every one of them written
 /// (`Segments::read_into` of every part, each whole), as its requests.
@@ -720,72 +739,67 @@ fn read_segments(
 fn hold_written(out: &mut Vec<Request>, n: usize) {
     assert!(out.is_empty() && n <= out.capacity());
     // SAFETY: `out` is empty and has room for `n`; its room's first `n`
-    // slots were split into the parts, in order and without a gap, and each
-    // part's reader wrote every slot of its part once (it returns its span
-    // only when it filled the part whole: `filled == part.len()`). So the
-    // first `n` elements are initialised requests, owned by nothing else.
+    // slots were split into one part per segment, in order and without a
+    // gap, each taken by one reader at most (out of its mutex), and the
+    // caller comes here only when every segment's span came back, which
+    // `Segments::read_segment` returns only when it wrote every slot of the
+    // part once. So the first `n` elements are initialised requests, owned
+    // by nothing else.
     unsafe { out.set_len(n) }
 }
 
 /// At most this many connections read a pack at once.
 pub(super) const MAX_PACK_READERS: usize = 8;
 
-/// Splits segments of `rows` rows each into at most `parts` runs of
-/// neighbouring segments, of about equal rows (none empty): each run ends at
-/// the segment boundary nearest its share of the rows.
-pub(crate) fn runs_of_rows(rows: &[usize], parts: usize) -> Vec<std::ops::Range<usize>> {
-    let parts = parts.clamp(1, rows.len().max(1));
-    let mut before = Vec::with_capacity(rows.len() + 1);
-    before.push(0);
-    for n in rows {
-        before.push(before.last().copied().unwrap_or(0) + n);
-    }
-    let total = before.last().copied().unwrap_or(0);
-    let mut runs = Vec::with_capacity(parts);
-    let mut start = 0;
-    for k in 1..parts {
-        let share = total * k / parts;
-        // The first boundary at or past the share, or the one before it if
-        // nearer; leaving a segment at least for each run still to come.
-        let mut end = (start + 1..rows.len())
-            .find(|&b| before[b] >= share)
-            .unwrap_or(rows.len());
-        if end > start + 1 && share - before[end - 1] < before[end].saturating_sub(share) {
-            end -= 1;
-        }
-        let end = end.min(rows.len() - (parts - k));
-        if end > start {
-            runs.push(start..end);
-            start = end;
-        }
-    }
-    if start < rows.len() {
-        runs.push(start..rows.len());
-    }
-    runs
-}
-
-/// What a reader of a run's pack segments needs.
+/// A reader of a run's pack segments, on one connection: what it needs,
+/// and what it keeps from one segment to the next.
 pub(super) struct Segments<'a> {
     conn: &'a Connection,
-    template: &'a Fill<'a>,
     names: &'a [String],
     run_id: &'a str,
     /// Every segment's rows, as listed.
     rows: &'a [usize],
+    fill: Fill<'a>,
+    blank: Request,
+    /// Each body is read into this one buffer through one blob handle,
+    /// moved from row to row: a body read as a column value came in a
+    /// fresh allocation of SQLite's (a segment is about 0.9 MB), whose
+    /// pages the kernel zeroed and faulted in anew for every segment
+    /// (1,550 of a 90,000-request report's 7,850 page faults).
+    body: Vec<u8>,
+    blob: Option<rusqlite::blob::Blob<'a>>,
 }
 
-impl Segments<'_> {
-    /// Decodes the segments numbered `group` into `part`, which holds their
-    /// rows: the first and last sequence numbers read, when each segment
-    /// was there, whole and as listed, each number above the one before.
+impl<'a> Segments<'a> {
+    fn new(
+        conn: &'a Connection,
+        template: &'a Fill<'a>,
+        names: &'a [String],
+        run_id: &'a str,
+        rows: &'a [usize],
+    ) -> Self {
+        Segments {
+            conn,
+            names,
+            run_id,
+            rows,
+            fill: template.fresh(),
+            blank: Request::empty(0),
+            body: Vec::new(),
+            blob: None,
+        }
+    }
+
+    /// Decodes segment `k` into `part`, which holds its rows: its first and
+    /// last sequence numbers, when it was there, whole and as listed, each
+    /// number above the one before.
     ///
     /// The slots of `part` are room not yet written: each request is made
-    /// from a blank of this reader's and written into its slot, and a span
-    /// comes back only when every slot of `part` was written.
-    fn read_into(
-        self,
-        group: std::ops::Range<usize>,
+    /// from this reader's blank and written into its slot, and a span comes
+    /// back only when every slot of `part` was written.
+    fn read_segment(
+        &mut self,
+        k: usize,
         part: &mut [std::mem::MaybeUninit<Request>],
     ) -> Result<Option<(i64, i64)>, DbError> {
         let q = &sql::LOAD_REQUEST_PACK_ROWS;
@@ -793,85 +807,74 @@ impl Segments<'_> {
         let mut rows = stmt
             .query(rusqlite::named_params! {
                 ":run_id": self.run_id,
-                ":from": group.start as i64,
-                ":to": group.end as i64,
+                ":from": k as i64,
+                ":to": k as i64 + 1,
             })
             .map_err(DbError::query(q))?;
-        let mut fill = self.template.fresh();
-        let blank = Request::empty(0);
-        // Each body is read into this one buffer through one blob handle,
-        // moved from row to row: a body read as a column value came in a
-        // fresh allocation of SQLite's (a segment is about 0.9 MB), whose
-        // pages the kernel zeroed and faulted in anew for every segment
-        // (1,550 of a 90,000-request report's 7,850 page faults).
-        let mut body: Vec<u8> = Vec::new();
-        let mut blob: Option<rusqlite::blob::Blob<'_>> = None;
-        let (mut next, mut filled) = (group.start, 0);
-        while let Some(row) = rows.next().map_err(DbError::query(q))? {
-            let (number, listed, rowid) = match (row.get_ref(0), row.get_ref(1), row.get_ref(2)) {
-                (Ok(ValueRef::Integer(a)), Ok(ValueRef::Integer(b)), Ok(ValueRef::Integer(c))) => {
-                    (a, b, c)
-                }
-                _ => return Ok(None),
-            };
-            let Some(&rows_here) = self.rows.get(next) else {
-                return Ok(None);
-            };
-            // The query returns only the group's numbers, so one equal to
-            // `next` is within the group.
-            if number != next as i64 || usize::try_from(listed).ok() != Some(rows_here) {
-                return Ok(None);
+        let Some(row) = rows.next().map_err(DbError::query(q))? else {
+            return Ok(None);
+        };
+        let (number, listed, rowid) = match (row.get_ref(0), row.get_ref(1), row.get_ref(2)) {
+            (Ok(ValueRef::Integer(a)), Ok(ValueRef::Integer(b)), Ok(ValueRef::Integer(c))) => {
+                (a, b, c)
             }
-            let handle = match &mut blob {
-                Some(b) => match b.reopen(rowid) {
-                    Ok(()) => b,
-                    Err(_) => return Ok(None),
-                },
-                None => match self.conn.blob_open(
-                    rusqlite::DatabaseName::Main,
-                    "request_packs",
-                    "body",
-                    rowid,
-                    true,
-                ) {
-                    Ok(b) => blob.insert(b),
-                    Err(_) => return Ok(None),
-                },
-            };
-            let Ok(size) = usize::try_from(handle.size()) else {
-                return Ok(None);
-            };
-            body.clear();
-            body.reserve(size);
-            let Ok(body) = handle.raw_read_at_exact(&mut body.spare_capacity_mut()[..size], 0)
-            else {
-                return Ok(None);
-            };
-            let body: &[u8] = body;
-            let segment = match pack::segment(body, self.names) {
-                Ok(segment) if segment.rows == rows_here => segment,
-                _ => return Ok(None),
-            };
-            let Some(slots) = part.get_mut(filled..filled + rows_here) else {
-                return Ok(None);
-            };
-            let mut i = 0;
-            let done = segment.rows(|row, changed| {
-                let Some(slot) = slots.get_mut(i) else {
-                    return false;
-                };
-                fill.fill_slot(slot, &blank, &row, changed);
-                i += 1;
-                true
-            });
-            if done.is_err() || i != rows_here {
-                return Ok(None);
-            }
-            filled += rows_here;
-            next += 1;
+            _ => return Ok(None),
+        };
+        let Some(&rows_here) = self.rows.get(k) else {
+            return Ok(None);
+        };
+        if number != k as i64
+            || usize::try_from(listed).ok() != Some(rows_here)
+            || part.len() != rows_here
+        {
+            return Ok(None);
         }
-        let whole = next == group.end && filled == part.len() && fill.increasing;
-        Ok(fill.seqs.filter(|_| whole))
+        let handle = match &mut self.blob {
+            Some(b) => match b.reopen(rowid) {
+                Ok(()) => b,
+                Err(_) => return Ok(None),
+            },
+            None => match self.conn.blob_open(
+                rusqlite::DatabaseName::Main,
+                "request_packs",
+                "body",
+                rowid,
+                true,
+            ) {
+                Ok(b) => self.blob.insert(b),
+                Err(_) => return Ok(None),
+            },
+        };
+        let Ok(size) = usize::try_from(handle.size()) else {
+            return Ok(None);
+        };
+        self.body.clear();
+        self.body.reserve(size);
+        let Ok(body) = handle.raw_read_at_exact(&mut self.body.spare_capacity_mut()[..size], 0)
+        else {
+            return Ok(None);
+        };
+        let body: &[u8] = body;
+        let segment = match pack::segment(body, self.names) {
+            Ok(segment) if segment.rows == rows_here => segment,
+            _ => return Ok(None),
+        };
+        let (fill, blank) = (&mut self.fill, &self.blank);
+        fill.seqs = None;
+        fill.increasing = true;
+        let mut i = 0;
+        let done = segment.rows(|row, changed| {
+            let Some(slot) = part.get_mut(i) else {
+                return false;
+            };
+            fill.fill_slot(slot, blank, &row, changed);
+            i += 1;
+            true
+        });
+        if done.is_err() || i != rows_here || !fill.increasing {
+            return Ok(None);
+        }
+        Ok(fill.seqs)
     }
 }
 
