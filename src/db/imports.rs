@@ -324,7 +324,7 @@ fn request_row(imp: &Import, run_id: &str, r: &Request, index: i64, cols: &RowCo
 fn write_prepared(w: &mut Writer, seq: i64, p: Prepared) -> Result<(), DbError> {
     match p {
         Prepared::Blank => Ok(()),
-        Prepared::Row(row) => w.row(seq, *row),
+        Prepared::Row(row) => w.row(seq, row),
         Prepared::Value(Value::Object(m)) => w.record(seq, &m, false),
         Prepared::Value(_) => Err(DbError::Other("an imported record is not an object".into())),
         Prepared::Error(e) => Err(DbError::Other(format!(

@@ -690,7 +690,7 @@ fn start_run(
 
 fn write_pending(w: &mut Writer, p: Pending) -> Result<(), DbError> {
     match p {
-        Pending::Row(seq, row) => w.row(seq, *row),
+        Pending::Row(seq, row) => w.row(seq, row),
         Pending::Context(seq, id, ctx) => w.context(seq, &id, &ctx),
         Pending::Record(seq, raw, transport) => w.record(seq, &raw, transport),
     }

@@ -114,8 +114,11 @@ struct Sharing {
     /// Rows by request_id, in file order: (slot, seq, row). (foldhash:
     /// SipHash was 2% of the writer thread's instructions, one lookup per
     /// request and one per waiting row; foldhash is seeded per process.)
-    pending: HashMap<Vec<u8>, Vec<(usize, i64, Row)>, foldhash::fast::RandomState>,
+    pending: HashMap<Vec<u8>, Vec<Waiting>, foldhash::fast::RandomState>,
 }
+
+/// A row waiting for its request row: its table slot, seq and the row.
+type Waiting = (usize, i64, Box<Row>);
 
 /// The tables whose rows share fields with their request row.
 const SHARING_TABLES: [&str; 2] = ["dispatches", "first_contents"];
@@ -227,8 +230,9 @@ pub(super) struct Target<'c> {
     one: Option<Insert<'c>>,
     many: Option<Insert<'c>>,
     some: Option<Insert<'c>>,
-    /// Rows not yet written, in order.
-    queued: Vec<(i64, Row)>,
+    /// Rows not yet written, in order (boxed: a row moves as a pointer
+    /// into the queue, within it and off to the packing thread).
+    queued: Vec<(i64, Box<Row>)>,
     /// For a table whose rows share fields with their request row
     /// ([`SHARING_TABLES`]): each queued row's request seq and shared bits
     /// (0, 0: none).
@@ -291,7 +295,7 @@ fn store_linked(
     insert: &mut Insert,
     spec: Option<&TableSpec>,
     run_id: &str,
-    rows: &[(i64, Row)],
+    rows: &[(i64, Box<Row>)],
     links: Option<&[(i64, i64)]>,
 ) -> rusqlite::Result<()> {
     match (spec, links) {
@@ -311,23 +315,24 @@ fn store_linked(
 }
 
 /// Runs `insert` once for `rows` (as many as its rows of parameters).
-pub(super) fn store_rows(
+pub(super) fn store_rows<R: std::borrow::Borrow<Row>>(
     insert: &mut Insert,
     spec: Option<&TableSpec>,
     run_id: &str,
-    rows: &[(i64, Row)],
+    rows: &[(i64, R)],
 ) -> rusqlite::Result<()> {
     match spec {
         Some(spec) => {
             let file_id = spec.table == "vllm_spans";
             insert.run_with(|b| {
                 for (seq, row) in rows {
-                    push_values(b, run_id, file_id, *seq, row);
+                    push_values(b, run_id, file_id, *seq, row.borrow());
                 }
             })
         }
         None => insert.run_with(|b| {
             for (seq, row) in rows {
+                let row: &Row = row.borrow();
                 b.push(ValueRef::Text(run_id.as_bytes()));
                 b.push(ValueRef::Integer(*seq));
                 b.push(
@@ -505,7 +510,7 @@ fn pack_row(packer: &mut Packer, source: &[(Source, bool)], seq: i64, row: &Row)
 
 /// Rows a statement stored (seq, row), and whether they are request rows
 /// to pack.
-type Stored = (Vec<(i64, Row)>, bool);
+type Stored = (Vec<(i64, Box<Row>)>, bool);
 
 /// Stored rows handed to the packing thread at a time. Handed a statement's
 /// rows at a time (64), a 100,000-request import woke that thread 1,560
@@ -584,7 +589,7 @@ impl Behind {
 
     /// Queues stored rows for the thread, handing them over [`HAND_ROWS`]
     /// at a time.
-    fn hand(&mut self, rows: Vec<(i64, Row)>, pack: bool) -> Result<(), DbError> {
+    fn hand(&mut self, rows: Vec<(i64, Box<Row>)>, pack: bool) -> Result<(), DbError> {
         self.pending_rows += rows.len();
         self.pending.push((rows, pack));
         if self.pending_rows >= HAND_ROWS {
@@ -707,7 +712,7 @@ impl<'c> Writer<'c> {
     /// [`ROWS_PER_INSERT`] of one table can be stored by one statement (or
     /// [`Writer::finish`]); values are bound in place (text borrowed from the
     /// rows' lines), not collected into a parameter list.
-    pub fn row(&mut self, seq: i64, row: Row) -> Result<(), DbError> {
+    pub fn row(&mut self, seq: i64, row: Box<Row>) -> Result<(), DbError> {
         if !self.keep_all && unread_by_report(&row) {
             return Ok(());
         }
@@ -758,7 +763,13 @@ impl<'c> Writer<'c> {
 
     /// Queues a row for target `slot` (with its request seq and shared
     /// bits, for a table that has them), storing the queue once full.
-    fn queue(&mut self, slot: usize, seq: i64, row: Row, link: (i64, i64)) -> Result<(), DbError> {
+    fn queue(
+        &mut self,
+        slot: usize,
+        seq: i64,
+        row: Box<Row>,
+        link: (i64, i64),
+    ) -> Result<(), DbError> {
         let target = self
             .targets
             .get_mut(slot)
@@ -894,7 +905,7 @@ impl<'c> Writer<'c> {
         raw: &Map<String, Value>,
         transport: bool,
     ) -> Result<(), DbError> {
-        self.row(seq, row_of(seq, raw, transport))
+        self.row(seq, Box::new(row_of(seq, raw, transport)))
     }
 }
 
