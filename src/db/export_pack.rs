@@ -386,6 +386,7 @@ where
     let mut total = 0u64;
     let mut next_segment = 0i64;
     let mut last_seq: Option<i64> = None;
+    let mut first_seq: Option<i64> = None;
     let mut failed: Option<rusqlite::Error> = None;
     let mut unserved = false;
     let mut sunk: Option<E> = None;
@@ -471,6 +472,7 @@ where
                 return false;
             }
             last_seq = seq;
+            first_seq = first_seq.or(seq);
             if push_row(
                 batch,
                 &lay,
@@ -527,6 +529,24 @@ where
     // The pack spans every row of the table.
     if packed_rest == Some(false) && table_rest.next().map_err(db(qr))?.is_some() {
         return Ok(None);
+    }
+    // Read beside `rest`, no table row was read: the pack spans the run's
+    // rows from the first to the last, as a report checks it (with the
+    // triggers that drop a pack when its run's rows change, that stands in
+    // for counting them).
+    if packed_rest == Some(true) {
+        let q = &sql::LOAD_REQUEST_SEQ_RANGE;
+        let ends: (Option<i64>, Option<i64>) = conn
+            .prepare_cached(q.sql)
+            .and_then(|mut s| {
+                s.query_row(named_params! {":run_id": run_id}, |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+            })
+            .map_err(db(q))?;
+        if ends != (first_seq, last_seq) {
+            return Ok(None);
+        }
     }
     if !batch.is_empty() {
         total += batch.rows() as u64;
@@ -1191,6 +1211,34 @@ mod tests {
             .unwrap();
             assert!(fast(&conn, run).is_none(), "{damaged}");
         }
+    }
+
+    /// A row added behind the pack's back (triggers off, so the pack stays)
+    /// is seen: read beside `rest` no table row is read, so the pack's ends
+    /// are checked against the run's rows'.
+    #[test]
+    fn a_row_added_with_the_triggers_off_leaves_the_run_to_the_view() {
+        let tmp = tempfile::tempdir().unwrap();
+        let conn = ingest_all(&tmp.path().join("p.db"));
+        let run = &run_ids(&conn)[0];
+        assert!(fast(&conn, run).is_some());
+        conn.set_db_config(crate::db::DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER, false)
+            .unwrap();
+        conn.execute(
+            "INSERT INTO requests (run_id, seq, case_key, status_key)
+             SELECT run_id, max(seq) + 1, 'c', 'ok' FROM requests WHERE run_id = ?1",
+            [run],
+        )
+        .unwrap();
+        let kept: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM request_packs WHERE run_id = ?1 AND rest IS NOT NULL",
+                [run],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(kept >= 1, "the pack stayed");
+        assert!(fast(&conn, run).is_none());
     }
 
     /// A database of schema version 14 (packs without `rest`) is migrated:
