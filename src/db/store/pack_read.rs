@@ -734,7 +734,7 @@ fn read_segments(
 type ReadSpan = (usize, (i64, i64));
 
 /// Takes the first `n` slots of `out`'s room, every one of them written
-/// (`Segments::read_into` of every part, each whole), as its requests.
+/// (`Segments::read_segment` of every segment, each whole), as its requests.
 #[allow(unsafe_code)]
 fn hold_written(out: &mut Vec<Request>, n: usize) {
     assert!(out.is_empty() && n <= out.capacity());
