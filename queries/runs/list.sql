@@ -9,12 +9,9 @@ SELECT r.run_id,
        r.model,
        r.endpoint,
        r.artifact_name,
-       (SELECT count(DISTINCT q.case_key) FROM requests q
-         WHERE q.run_id = r.run_id AND q.phase = 'measured') AS cases,
-       (SELECT count(*) FROM requests q
-         WHERE q.run_id = r.run_id AND q.phase = 'measured') AS requests,
-       (SELECT count(*) FROM requests q
-         WHERE q.run_id = r.run_id AND q.phase = 'measured' AND q.status_key <> 'ok') AS failures,
+       coalesce(c.cases, 0) AS cases,
+       coalesce(c.requests, 0) AS requests,
+       coalesce(c.failures, 0) AS failures,
        (SELECT count(*) FROM attached_files f
          WHERE f.run_id = r.run_id AND f.kind = 'telemetry') AS telemetry_files,
        (SELECT count(*) FROM attached_files f JOIN server_samples s ON s.file_id = f.file_id
@@ -25,4 +22,13 @@ SELECT r.run_id,
          ORDER BY s.seq LIMIT 1) AS wall_time
 FROM runs r
 LEFT JOIN imports i ON i.run_id = r.run_id
+-- One pass over the requests for all three counts (three correlated
+-- subqueries read every run's requests three times).
+LEFT JOIN (SELECT q.run_id,
+                  count(DISTINCT q.case_key) AS cases,
+                  count(*) AS requests,
+                  count(*) FILTER (WHERE q.status_key <> 'ok') AS failures
+           FROM requests q
+           WHERE q.phase = 'measured'
+           GROUP BY q.run_id) c ON c.run_id = r.run_id
 ORDER BY r.started_at_ns IS NULL, r.started_at_ns, r.run_id

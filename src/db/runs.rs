@@ -121,17 +121,18 @@ pub fn resolve(conn: &Connection, name: &str) -> Result<String, DbError> {
     if let Some(id) = exact {
         return Ok(id);
     }
-    let all = list(conn)?;
-    let matches: Vec<&RunRow> = all.iter().filter(|r| r.run_id.starts_with(name)).collect();
+    // The ids alone: the listing's counts walk every request of every run.
+    let all = ids(conn)?;
+    let matches: Vec<&String> = all.iter().filter(|id| id.starts_with(name)).collect();
     match matches.as_slice() {
-        [one] => Ok(one.run_id.clone()),
+        [one] => Ok((*one).clone()),
         [] => Err(DbError::UnknownRun {
             name: name.to_owned(),
-            suggestions: closest(name, all.iter().map(|r| r.run_id.as_str())),
+            suggestions: closest(name, all.iter().map(String::as_str)),
         }),
         many => Err(DbError::AmbiguousRun {
             name: name.to_owned(),
-            matches: many.iter().map(|r| r.run_id.clone()).collect(),
+            matches: many.iter().map(|id| (*id).clone()).collect(),
         }),
     }
 }
@@ -288,6 +289,7 @@ pub fn export_telemetry(conn: &Connection, run_id: &str) -> Result<String, DbErr
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod closest_tests {
     use super::*;
 
@@ -304,5 +306,35 @@ mod closest_tests {
         );
         assert!(closest("zzz", ids.iter().copied()).is_empty());
         assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn a_name_resolves_exactly_then_by_a_unique_prefix() {
+        let conn = crate::db::open_memory().unwrap();
+        for id in ["fixed_rate", "fixed_rate_b", "telemetry_joined"] {
+            conn.execute(
+                "INSERT INTO runs (run_id, ingested_at) VALUES (?1, 'now')",
+                [id],
+            )
+            .unwrap();
+        }
+        // An exact id wins over the longer ids it is a prefix of.
+        assert_eq!(resolve(&conn, "fixed_rate").unwrap(), "fixed_rate");
+        assert_eq!(resolve(&conn, "tele").unwrap(), "telemetry_joined");
+        match resolve(&conn, "fixed") {
+            Err(DbError::AmbiguousRun { matches, .. }) => {
+                assert_eq!(matches, ["fixed_rate", "fixed_rate_b"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        match resolve(&conn, "fixed_rtae") {
+            // Nearest first.
+            Err(DbError::UnknownRun { suggestions, .. }) => {
+                assert_eq!(suggestions, ["fixed_rate", "fixed_rate_b"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        // Whole ids only where a prefix would be a guess (`runs delete`).
+        assert!(resolve_whole(&conn, "tele").is_err());
     }
 }
