@@ -129,7 +129,6 @@ query!(LOAD_RECORDS_ANALYSIS, "load/records_analysis");
 query!(LOAD_REQUESTS, "load/requests");
 query!(LOAD_REQUESTS_ANALYSIS, "load/requests_analysis");
 query!(LOAD_REQUEST_COUNT, "load/request_count");
-query!(LOAD_REQUEST_PACK, "load/request_pack");
 query!(LOAD_REQUEST_PACK_ROWS, "load/request_pack_rows");
 query!(LOAD_REQUEST_PACK_SEGMENTS, "load/request_pack_segments");
 query!(LOAD_REQUEST_SEQ_AT, "load/request_seq_at");
@@ -253,7 +252,6 @@ pub const ALL: &[Query] = &[
     LOAD_REQUESTS,
     LOAD_REQUESTS_ANALYSIS,
     LOAD_REQUEST_COUNT,
-    LOAD_REQUEST_PACK,
     LOAD_REQUEST_PACK_ROWS,
     LOAD_REQUEST_PACK_SEGMENTS,
     LOAD_REQUEST_SEQ_RANGE,

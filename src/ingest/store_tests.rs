@@ -326,8 +326,9 @@ fn a_pack_read_by_several_readers_equals_its_rows() {
     assert_eq!(rows[n - 1].x_request_id, Value::from(format!("x{}", n - 1)));
 }
 
-/// A pack whose segments are not the ones listed, or not all there, is
-/// passed over by one reader and by several, and the rows are read.
+/// A pack whose segments are not the ones listed, or not all there, or
+/// counted past a segment's rows, is passed over by one reader and by
+/// several, and the rows are read.
 #[test]
 fn a_pack_missing_a_segment_or_miscounted_is_passed_over() {
     let dir = tempfile::tempdir().unwrap();
@@ -338,6 +339,10 @@ fn a_pack_missing_a_segment_or_miscounted_is_passed_over() {
         "UPDATE request_packs SET requests = requests - 1 WHERE segment = 0",
         "UPDATE request_packs SET segment = 3 WHERE segment = 2",
         "UPDATE request_packs SET body = x'00' WHERE segment = 1",
+        // Counts no ingest writes: room asked for that no body fills (a
+        // capacity overflow or an abort, before the check).
+        "UPDATE request_packs SET requests = 9223372036854775807 WHERE segment = 2",
+        "UPDATE request_packs SET requests = 1000000000 WHERE segment = 0",
     ]
     .into_iter()
     .enumerate()

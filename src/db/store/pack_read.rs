@@ -569,8 +569,8 @@ fn pack_segments(conn: &Connection, run_id: &str) -> Result<Vec<(i64, i64)>, DbE
 /// read here (`out` may then be partly filled; the caller blanks it again
 /// and reads the rows).
 ///
-/// The segments are shared out in runs of about equal rows among up to
-/// `readers` readers (at most [`MAX_PACK_READERS`]), on
+/// The segments are handed one at a time, as each reader comes free, to
+/// up to `readers` readers (at most [`MAX_PACK_READERS`]), on
 /// connections of their own, each decoding the bodies as it steps through
 /// them, straight from SQLite's buffer into its part of `out`: no body is
 /// copied or held past its decoding (at 300,000 requests, 32 MB of fresh
@@ -603,9 +603,13 @@ fn read_segments(
     let listed = pack_segments(conn, run_id)?;
     // Segments numbered 0, 1, ... in order, each with its row count.
     let mut segments = Vec::with_capacity(listed.len());
+    // A count past what an ingest packs in one segment is no pack of ours
+    // (a hand-edited row): reading it would ask for room it never fills.
     for (i, (number, rows)) in listed.into_iter().enumerate() {
         match usize::try_from(rows) {
-            Ok(rows) if number == i as i64 => segments.push(rows),
+            Ok(rows) if number == i as i64 && rows as u64 <= pack::SEGMENT_ROWS => {
+                segments.push(rows)
+            }
             _ => return Ok(false),
         }
     }
@@ -667,9 +671,14 @@ fn read_segments(
                 break;
             };
             let part = slot.lock().ok().and_then(|mut p| p.take());
-            match part.map(|part| read.read_segment(k, part)).transpose()? {
-                Some(Some(span)) => spans.push((k, span)),
-                _ => {
+            match part.map(|part| read.read_segment(k, part)).transpose() {
+                Ok(Some(Some(span))) => spans.push((k, span)),
+                // An error stops the other readers too.
+                Err(e) => {
+                    failed.store(true, Relaxed);
+                    return Err(e);
+                }
+                Ok(_) => {
                     failed.store(true, Relaxed);
                     break;
                 }
