@@ -3,8 +3,8 @@
 # requests each (the conformance `large` case under fresh run ids), then
 #   ingest of every file, the database's size against the artifacts',
 #   `report --all --slo`, a `sql` percentile over every run,
-#   `export --parquet` (time and size) and the same percentile in DuckDB
-#   over the Parquet,
+#   `history` (its first pass and the next), `export --parquet` (time and
+#   size) and the same percentile in DuckDB over the Parquet,
 # each with its wall time and peak memory (GNU time), against the goals.
 #   bench/project.sh                 # RUNS=1000, builds target/quick/stormlog
 #   RUNS=100 bench/project.sh
@@ -77,6 +77,10 @@ db_bytes=$(stat -c %s "$DB")
 timed report_all_slo "$STORMLOG" report --db "$DB" --all --slo "$POLICY"
 timed sql_p95 "$STORMLOG" sql --db "$DB" \
   "SELECT count(*) AS requests, percentile(ttft_ms, 95) AS ttft_p95 FROM v_requests WHERE phase = 'measured' AND ok = 1"
+# history: its first pass builds and keeps an entry per run, the next
+# reads them back.
+timed history_first "$STORMLOG" history --db "$DB"
+timed history_again "$STORMLOG" history --db "$DB"
 timed export_parquet "$STORMLOG" export --db "$DB" --parquet "$LAKE" --all
 timed export_again "$STORMLOG" export --db "$DB" --parquet "$LAKE" --all
 lake_bytes=$(du -sb "$LAKE" | cut -f1)
@@ -107,6 +111,8 @@ goals = [
     ("export --parquet", f"{rows['export_parquet'][0]:.2f} s = {requests / rows['export_parquet'][0]:,.0f} requests/s, {lake / mb:,.0f} MB" + cpu("export_parquet"),
      requests / rows["export_parquet"][0] >= 2e6, ">= 2,000,000 requests/s"),
     ("export again", f"{rows['export_again'][0]:.2f} s" + cpu("export_again"), True, "-"),
+    ("history, first", f"{rows['history_first'][0]:.2f} s" + cpu("history_first"), True, "-"),
+    ("history, again", f"{rows['history_again'][0]:.2f} s" + cpu("history_again"), True, "-"),
     ("duckdb p95 over all", f"{rows['duckdb_p95'][0]:.2f} s" + cpu("duckdb_p95"), True, "-"),
 ]
 for name, got, ok, goal in goals:

@@ -353,7 +353,7 @@ fn summaries(
             Records::All => db::runs::export_artifact(conn, id)?,
             Records::WithoutRequests => {
                 let mut out = String::new();
-                for (_, record) in db::store::raw_records(conn, id)? {
+                for (_, record) in db::store::raw_records_except(conn, id, &PER_REQUEST)? {
                     let kind = crate::py::json::get(&record, "event_type").as_str();
                     if kind.is_some_and(|k| PER_REQUEST.contains(&k)) {
                         continue;

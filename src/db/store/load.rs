@@ -88,8 +88,19 @@ pub(super) fn load_contexts(
 /// The raw records of a run, every table merged back into file order, with the
 /// context definitions (for export). Each item: (seq, raw record).
 pub fn raw_records(conn: &Connection, run_id: &str) -> Result<Vec<(i64, Value)>, DbError> {
+    raw_records_except(conn, run_id, &[])
+}
+
+/// [`raw_records`] without the typed tables of the event types in `skip`
+/// (their records kept in the generic table, if any, still come): a caller
+/// that drops the per-request records need not rebuild thousands of them.
+pub fn raw_records_except(
+    conn: &Connection,
+    run_id: &str,
+    skip: &[&str],
+) -> Result<Vec<(i64, Value)>, DbError> {
     let mut out: Vec<(i64, Value)> = Vec::new();
-    for spec in TABLES {
+    for spec in TABLES.iter().filter(|t| !skip.contains(&t.event_type)) {
         load_table(conn, spec, run_id, |seq, fields, nulls, extra, sv| {
             out.push((
                 seq,
