@@ -15,7 +15,7 @@ use crate::py::json::{get, is_int, str_form, truthy};
 pub const SEGMENT_SEPARATOR: char = '/';
 
 /// One run, summarized for comparison: its report, labels, fields and failures.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunSummary {
     pub name: String,
     pub sha256: String,

@@ -176,7 +176,24 @@ pub fn check(source: &Source, config: &CheckConfig) -> Result<CheckResult, Histo
         }
     }
     let ids: Vec<String> = needed.iter().map(|&i| entries[i].run_id.clone()).collect();
-    let summaries = summaries(&conn, &ids, policy.as_ref(), Records::All)?;
+    // A summary reads no per-request record (`RunSummary::from_records`):
+    // with them, 500 baseline runs of the project bench held 4.2 GB. Of a
+    // baseline run the check reads its fields and the blocks of the cases
+    // checked, not its report (999 whole summaries held 276 MB).
+    let checked: Vec<&String> = chosen.iter().map(|(c, _, _)| c).collect();
+    let summaries = summaries_kept(
+        &conn,
+        &ids,
+        policy.as_ref(),
+        Records::WithoutRequests,
+        |mut s| {
+            if s.run_id.as_str() != Some(target_id.as_str()) {
+                s.report = serde_json::Value::Null;
+                s.comparable_cases.retain(|c, _| checked.contains(&c));
+            }
+            s
+        },
+    )?;
     let summary_of = |i: usize| -> &RunSummary {
         let at = needed.iter().position(|&n| n == i).unwrap_or(0);
         &summaries[at]
@@ -295,8 +312,8 @@ fn load_entries(
         }
         entries.push(kept);
     }
-    // A few runs at a time: each is read on this thread, analyzed in parallel.
-    for chunk in missing.chunks(32) {
+    // A few runs at a time, each chunk's entries kept as it is built.
+    for chunk in missing.chunks(LOADED_AT_ONCE) {
         let ids: Vec<String> = chunk.iter().map(|&i| rows[i].run_id.clone()).collect();
         let built = summaries(conn, &ids, policy, Records::WithoutRequests)?;
         let mut kept = Vec::new();
@@ -328,10 +345,12 @@ struct Loaded {
 /// Which of a run's records a summary is built from.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Records {
-    /// Every record, as `compare --db` exports them.
+    /// Every record, as `compare --db` exports them (what the lean
+    /// summaries are tested against).
+    #[cfg(test)]
     All,
     /// All but the per-request records (requests, dispatches, first
-    /// contents), for an entry: what a summary takes from the records (fields,
+    /// contents), for an entry and a check: what a summary takes from the records (fields,
     /// labels, sessions, run state) is in the others, and the requests are
     /// most of a run. The report, built from the whole run, gives the figures.
     WithoutRequests,
@@ -339,9 +358,46 @@ enum Records {
 
 const PER_REQUEST: [&str; 3] = ["infer.request", "infer.dispatch", "infer.first_content"];
 
+/// How many runs are held loaded at once while their summaries are built.
+const LOADED_AT_ONCE: usize = 32;
+
 /// Summaries of stored runs, as `compare --db` builds them: each run's
-/// report rebuilt under the policy, and its records exported back.
+/// report rebuilt under the policy, and its records exported back. The
+/// runs are loaded [`LOADED_AT_ONCE`] at a time, so that memory follows
+/// that many runs and not all the runs named (a `history check` against
+/// `last:999` held every run's requests at once: 1.4 GB).
 fn summaries(
+    conn: &db::Connection,
+    ids: &[String],
+    policy: Option<&Policy>,
+    records: Records,
+) -> Result<Vec<RunSummary>, HistoryError> {
+    summaries_kept(conn, ids, policy, records, |s| s)
+}
+
+/// [`summaries`], each passed through `keep` as soon as its chunk is built,
+/// so that a caller keeping a part of each holds only that part of most.
+fn summaries_kept(
+    conn: &db::Connection,
+    ids: &[String],
+    policy: Option<&Policy>,
+    records: Records,
+    keep: impl Fn(RunSummary) -> RunSummary,
+) -> Result<Vec<RunSummary>, HistoryError> {
+    let mut built = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(LOADED_AT_ONCE) {
+        built.extend(
+            summaries_of(conn, chunk, policy, records)?
+                .into_iter()
+                .map(&keep),
+        );
+    }
+    Ok(built)
+}
+
+/// [`summaries`] of a few runs, loaded on this thread and built in
+/// parallel.
+fn summaries_of(
     conn: &db::Connection,
     ids: &[String],
     policy: Option<&Policy>,
@@ -350,6 +406,7 @@ fn summaries(
     let mut loaded = Vec::with_capacity(ids.len());
     for id in ids {
         let artifact = match records {
+            #[cfg(test)]
             Records::All => db::runs::export_artifact(conn, id)?,
             Records::WithoutRequests => {
                 let mut out = String::new();
@@ -473,6 +530,13 @@ mod tests {
             let full = summaries(&conn, &ids, judged.as_ref(), Records::All).unwrap();
             let lean = summaries(&conn, &ids, judged.as_ref(), Records::WithoutRequests).unwrap();
             for (a, b) in full.iter().zip(&lean) {
+                // All but the digest of the text it was read from, which
+                // neither an entry nor a check reads.
+                let unhashed = |s: &RunSummary| RunSummary {
+                    sha256: String::new(),
+                    ..s.clone()
+                };
+                assert_eq!(unhashed(a), unhashed(b), "{}", a.name);
                 assert_eq!(Entry::from_summary(a), Entry::from_summary(b), "{}", a.name);
                 let kept = Entry::from_json(&Entry::from_summary(a).to_json());
                 assert_eq!(kept.as_ref(), Some(&Entry::from_summary(a)), "{}", a.name);
