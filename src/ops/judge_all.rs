@@ -31,13 +31,34 @@ where
     T: Send,
     E: Send + From<DbError>,
 {
+    each_run(db_path, ids, |conn, id| {
+        db::store::load_run(conn, id)
+            .and_then(|data| Ok((data, db::store::attached_spans(conn, id)?)))
+            .map_err(E::from)
+            .and_then(|(data, spans)| judge(&data, &spans))
+    })
+}
+
+/// Hands each of `ids` to `each` with a read connection, on up to one
+/// worker per core (each on a connection of its own); returns each run's
+/// outcome in the order of `ids`. Only a connection that cannot be opened
+/// fails the whole.
+pub fn each_run<T, E>(
+    db_path: &Path,
+    ids: &[String],
+    each: impl Fn(&db::Connection, &str) -> Result<T, E> + Sync,
+) -> Result<Vec<Result<T, E>>, E>
+where
+    T: Send,
+    E: Send + From<DbError>,
+{
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, MAX_WORKERS)
         .min(ids.len().max(1));
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    let judge = &judge;
+    let each = &each;
     let (next, stop) = (&next, &stop);
     let done: Vec<Result<Judged<T, E>, E>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
@@ -56,11 +77,7 @@ where
                         let Some(id) = ids.get(i) else {
                             break;
                         };
-                        let judged = db::store::load_run(&conn, id)
-                            .and_then(|data| Ok((data, db::store::attached_spans(&conn, id)?)))
-                            .map_err(E::from)
-                            .and_then(|(data, spans)| judge(&data, &spans));
-                        out.push((i, judged));
+                        out.push((i, each(&conn, id)));
                     }
                     Ok(out)
                 })

@@ -292,7 +292,7 @@ fn html(
     let page_err = |e: super::html::PageError| Error::new(e.exit, e.message);
     let page = if c.all || c.runs.len() > 1 {
         let ids = run_ids(conn, c)?;
-        let page = super::html::project_page(conn, &ids, &cfg).map_err(page_err)?;
+        let page = super::html::project_page(&c.db, &ids, &cfg).map_err(page_err)?;
         for w in &page.warnings {
             writeln!(err, "Warning: {}", crate::util::printable(w))?;
         }
