@@ -457,11 +457,17 @@ fn refuse_foreign(conn: &Connection, path: &Path) -> Result<(), DbError> {
             source: e,
         },
     };
-    let version: i64 = conn
-        .pragma_query_value(None, "user_version", |r| r.get(0))
-        .map_err(refusal)?;
-    let objects: i64 = conn
-        .query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))
+    // Both read by one statement, so from one snapshot: read apart, another
+    // command creating the same database could commit its schema between
+    // them (version 0, then objects), and this one refuse a database that
+    // is ours (`two_ingests_at_once_both_land`, about one round in 30).
+    let (version, objects): (i64, i64) = conn
+        .query_row(
+            "SELECT (SELECT user_version FROM pragma_user_version), \
+                    (SELECT count(*) FROM sqlite_schema)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
         .map_err(refusal)?;
     if version == 0 && objects > 0 {
         return Err(DbError::NotStormlog {
