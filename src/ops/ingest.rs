@@ -35,7 +35,16 @@ pub fn run(c: &IngestConfig, out: &mut dyn Write, err: &mut dyn Write) -> Result
     // A database this command creates is written without WAL's second copy
     // and becomes WAL when the command is done (db::open_for_ingest).
     let (mut conn, fresh) = db::open_for_ingest(&c.db)?;
+    // A WAL database's log is copied into it by a thread of its own while
+    // the ingest writes (db::writeback::Checkpointer); stopped before the
+    // connection closes, so that the close still finds itself the last one
+    // and removes the log.
+    let checkpointer = match fresh {
+        true => None,
+        false => db::writeback::Checkpointer::start(&c.db),
+    };
     let done = ingest_files(&mut conn, c, out, err);
+    drop(checkpointer);
     if fresh {
         // What was ingested is committed either way; a database left in
         // rollback mode (a reader held it) becomes WAL at its next writing open.
