@@ -15,7 +15,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use parquet::basic::{Compression, LogicalType, Repetition, TimeUnit, Type as Physical};
+use parquet::basic::{Compression, Encoding, LogicalType, Repetition, TimeUnit, Type as Physical};
 use parquet::column::writer::ColumnWriter;
 use parquet::data_type::ByteArray;
 use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
@@ -150,6 +150,9 @@ fn setup(table: &'static TableDef) -> parquet::errors::Result<(Arc<Type>, Arc<Wr
         let path = ColumnPath::from(col.name);
         if super::dictionary(table, col) {
             props = props.set_column_dictionary_enabled(path.clone(), true);
+        } else if matches!(col.kind, Kind::Int | Kind::Instant) {
+            // As columnar::pages writes the requests' integers.
+            props = props.set_column_encoding(path.clone(), Encoding::DELTA_BINARY_PACKED);
         }
         if super::statistics(table, col) {
             props = props.set_column_statistics_enabled(path, EnabledStatistics::Chunk);
@@ -717,7 +720,8 @@ mod tests {
     /// must get right: NULLs here and there, a column all NULL, empty and
     /// non-ASCII text, text bounds past the 64 bytes statistics keep, a
     /// dictionary column of one value and one of many, a PLAIN text column
-    /// past a page, NaN and zeros of both signs.
+    /// past a page, NaN and zeros of both signs, integers whose differences
+    /// wrap.
     fn edge_batch(first: usize, rows: usize) -> Batch {
         let mut b = Batch::new(&REQUESTS);
         for r in first..first + rows {
@@ -755,6 +759,14 @@ mod tests {
                         _ => Cell::Real(r as f64 / 7.0),
                     },
                     ("seq", _) => Cell::Int(r as i64 - 5),
+                    // Differences past 64 bits, which wrap, and every width.
+                    ("request_index", _) => Cell::Int(match r % 5 {
+                        0 => i64::MIN,
+                        1 => i64::MAX,
+                        2 => 0,
+                        3 => -1,
+                        _ => (r as i64).wrapping_mul(0x9E37_79B9_7F4A_7C15_u64 as i64) >> (r % 64),
+                    }),
                     ("ok", _) if r % 11 == 0 => Cell::Null,
                     ("ok", _) => Cell::Int((r % 2) as i64),
                     ("started_at_ns", _) => Cell::Int(1_795_961_268_000_000_000 + r as i64),
