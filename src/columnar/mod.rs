@@ -480,6 +480,28 @@ impl Batch {
         Err(self.mismatch(i, &Cell::Text("")))
     }
 
+    /// Sets text column `i` of the row being added to what `write` appends
+    /// to the column's bytes (checked as [`Batch::push_bytes`] checks
+    /// them), or to NULL where it appends nothing and answers false.
+    #[inline(always)]
+    pub fn push_text_with(
+        &mut self,
+        i: usize,
+        write: impl FnOnce(&mut Vec<u8>) -> bool,
+    ) -> Result<(), TypeMismatch> {
+        let col = &mut self.columns[i];
+        if let Values::Text { data, ends } = &mut col.values {
+            if write(data) {
+                ends.push(data.len());
+                col.push_defined();
+            } else {
+                col.push_null();
+            }
+            return Ok(());
+        }
+        Err(self.mismatch(i, &Cell::Text("")))
+    }
+
     /// Sets column `i` of the row being added. Every column is set once per
     /// row, in order, then `end_row` counts it. An integer in a REAL column
     /// is the same number and goes in as one; any other mismatch is refused.
