@@ -293,6 +293,89 @@ pub enum Values {
         data: Vec<u8>,
         ends: Vec<usize>,
     },
+    /// A text column whose values repeat, kept as its distinct values and
+    /// an index a row ([`kept_as_dictionary`]).
+    Dict(Dict),
+}
+
+/// Whether a batch keeps a text column as a [`Dict`]: the `requests`
+/// columns written with a dictionary (a run's id, its cases, phases,
+/// statuses, model, endpoint). Their values mostly equal the row before's:
+/// kept as text, each row copied a few dozen bytes into the batch, and the
+/// encoder compared them again with the row before to find their
+/// dictionary index; kept as indices, a row costs a comparison and a 4-byte
+/// index. (`columnar::pages` encodes the `requests` chunks; the crate's
+/// writer takes the values back as text.)
+pub fn kept_as_dictionary(table: &TableDef, column: &ColumnDef) -> bool {
+    table.name == REQUESTS.name && dictionary(table, column)
+}
+
+/// A text column as its distinct values, in the order they first came, and
+/// each defined row's index into them.
+#[derive(Debug, Clone, Default)]
+pub struct Dict {
+    /// The distinct values end to end; entry `k` ends at `ends[k]`.
+    pub data: Vec<u8>,
+    pub ends: Vec<usize>,
+    /// Each defined row's entry.
+    pub indices: Vec<u32>,
+    /// Each entry by its bytes.
+    lookup: std::collections::HashMap<Box<[u8]>, u32, foldhash::fast::FixedState>,
+}
+
+impl Dict {
+    /// Entry `k`'s bytes.
+    #[inline]
+    pub fn entry(&self, k: usize) -> &[u8] {
+        let start = if k == 0 { 0 } else { self.ends[k - 1] };
+        &self.data[start..self.ends[k]]
+    }
+
+    /// Appends a row of value `v`: the entry of the row before when it is
+    /// the same (the common case), else `v`'s, made where it is new.
+    #[inline]
+    fn push(&mut self, v: &[u8]) {
+        if let Some(&last) = self.indices.last() {
+            if self.entry(last as usize) == v {
+                self.indices.push(last);
+                return;
+            }
+        }
+        self.push_other(v);
+    }
+
+    fn push_other(&mut self, v: &[u8]) {
+        let i = match self.lookup.get(v) {
+            Some(&i) => i,
+            None => {
+                let i = self.ends.len() as u32;
+                self.data.extend_from_slice(v);
+                self.ends.push(self.data.len());
+                self.lookup.insert(v.into(), i);
+                i
+            }
+        };
+        self.indices.push(i);
+    }
+
+    fn clear(&mut self) {
+        self.data.clear();
+        self.ends.clear();
+        self.indices.clear();
+        self.lookup.clear();
+    }
+
+    /// Each defined row's value end to end, and their ends (as
+    /// [`Values::Text`] holds them).
+    pub fn expand(&self) -> (Vec<u8>, Vec<usize>) {
+        let mut data = Vec::new();
+        let mut ends = Vec::with_capacity(self.indices.len());
+        for &i in &self.indices {
+            data.extend_from_slice(self.entry(i as usize));
+            ends.push(data.len());
+        }
+        (data, ends)
+    }
 }
 
 impl Values {
@@ -303,6 +386,7 @@ impl Values {
             Values::Int(v) => v.len(),
             Values::Real(v) => v.len(),
             Values::Text { ends, .. } => ends.len(),
+            Values::Dict(d) => d.indices.len(),
         }
     }
 
@@ -355,6 +439,7 @@ impl Column {
             Values::Int(v) => v.capacity(),
             Values::Real(v) => v.capacity(),
             Values::Text { ends, .. } => ends.capacity(),
+            Values::Dict(d) => d.indices.capacity(),
         }
     }
 
@@ -408,6 +493,7 @@ impl Batch {
                 values: match d.kind {
                     Kind::Int | Kind::Instant => Values::Int(Vec::new()),
                     Kind::Real => Values::Real(Vec::new()),
+                    Kind::Text if kept_as_dictionary(table, d) => Values::Dict(Dict::default()),
                     Kind::Text => Values::Text {
                         data: Vec::new(),
                         ends: Vec::new(),
@@ -443,6 +529,7 @@ impl Batch {
                     data.clear();
                     ends.clear();
                 }
+                Values::Dict(d) => d.clear(),
             }
         }
         self.rows = 0;
@@ -460,6 +547,7 @@ impl Batch {
                     ends.reserve(rows);
                     data.reserve(rows.saturating_mul(text_bytes));
                 }
+                Values::Dict(d) => d.indices.reserve(rows),
             }
         }
     }
@@ -471,13 +559,34 @@ impl Batch {
     #[inline(always)]
     pub fn push_bytes(&mut self, i: usize, bytes: &[u8]) -> Result<(), TypeMismatch> {
         let col = &mut self.columns[i];
-        if let Values::Text { data, ends } = &mut col.values {
-            data.extend_from_slice(bytes);
-            ends.push(data.len());
-            col.push_defined();
-            return Ok(());
+        match &mut col.values {
+            Values::Text { data, ends } => {
+                data.extend_from_slice(bytes);
+                ends.push(data.len());
+            }
+            Values::Dict(d) => d.push(bytes),
+            _ => return Err(self.mismatch(i, &Cell::Text(""))),
         }
-        Err(self.mismatch(i, &Cell::Text("")))
+        col.push_defined();
+        Ok(())
+    }
+
+    /// Sets text column `i` of the row being added to `bytes`, which the
+    /// caller knows to be this column's value in the row before (a pack's
+    /// "same as before" tag): a dictionary column repeats its last index
+    /// without comparing them.
+    #[inline(always)]
+    pub fn push_repeat(&mut self, i: usize, bytes: &[u8]) -> Result<(), TypeMismatch> {
+        let col = &mut self.columns[i];
+        if let Values::Dict(d) = &mut col.values {
+            if let Some(&last) = d.indices.last() {
+                debug_assert_eq!(d.entry(last as usize), bytes, "not the row before's value");
+                d.indices.push(last);
+                col.push_defined();
+                return Ok(());
+            }
+        }
+        self.push_bytes(i, bytes)
     }
 
     /// Sets text column `i` of the row being added to what `write` appends
@@ -490,16 +599,28 @@ impl Batch {
         write: impl FnOnce(&mut Vec<u8>) -> bool,
     ) -> Result<(), TypeMismatch> {
         let col = &mut self.columns[i];
-        if let Values::Text { data, ends } = &mut col.values {
-            if write(data) {
-                ends.push(data.len());
-                col.push_defined();
-            } else {
-                col.push_null();
+        match &mut col.values {
+            Values::Text { data, ends } => {
+                if write(data) {
+                    ends.push(data.len());
+                    col.push_defined();
+                } else {
+                    col.push_null();
+                }
+                Ok(())
             }
-            return Ok(());
+            Values::Dict(d) => {
+                let mut v = Vec::new();
+                if write(&mut v) {
+                    d.push(&v);
+                    col.push_defined();
+                } else {
+                    col.push_null();
+                }
+                Ok(())
+            }
+            _ => Err(self.mismatch(i, &Cell::Text(""))),
         }
-        Err(self.mismatch(i, &Cell::Text("")))
     }
 
     /// Sets column `i` of the row being added. Every column is set once per
@@ -520,6 +641,7 @@ impl Batch {
                 data.extend_from_slice(s.as_bytes());
                 ends.push(data.len());
             }
+            (Values::Dict(d), Cell::Text(s)) => d.push(s.as_bytes()),
             (_, cell) => return Err(self.mismatch(i, &cell)),
         }
         col.push_defined();
@@ -602,6 +724,67 @@ mod tests {
         assert_eq!(b.columns[requests].defined(), None);
         b.push(requests, Cell::Int(7)).unwrap();
         assert_eq!(b.columns[requests].defined_flags(), vec![true]);
+    }
+
+    /// A dictionary column holds each distinct value once, an index a
+    /// defined row, and gives back every row's value in order.
+    #[test]
+    fn a_dictionary_column_keeps_each_value_once() {
+        let mut b = Batch::new(&REQUESTS);
+        let phase = REQUESTS
+            .columns
+            .iter()
+            .position(|c| c.name == "phase")
+            .unwrap();
+        assert!(matches!(b.columns[phase].values, Values::Dict(_)));
+        let rows: [Option<&str>; 8] = [
+            Some("warmup"),
+            Some("warmup"),
+            None,
+            Some("measured"),
+            Some(""),
+            Some("warmup"),
+            Some("measured"),
+            Some("measured"),
+        ];
+        for (k, r) in rows.iter().enumerate() {
+            match (r, k % 3) {
+                (None, _) => b.push(phase, Cell::Null).unwrap(),
+                (Some(s), 0) => b.push(phase, Cell::Text(s)).unwrap(),
+                (Some(s), 1) => b.push_bytes(phase, s.as_bytes()).unwrap(),
+                (Some(s), _) => b
+                    .push_text_with(phase, |out| {
+                        out.extend_from_slice(s.as_bytes());
+                        true
+                    })
+                    .unwrap(),
+            }
+        }
+        b.push_text_with(phase, |_| false).unwrap();
+        let col = &b.columns[phase];
+        assert_eq!(col.rows(), 9);
+        assert_eq!(col.nulls(), 2);
+        let Values::Dict(d) = &col.values else {
+            panic!("not a dictionary");
+        };
+        assert_eq!(d.data, b"warmupmeasured");
+        assert_eq!(d.ends, [6, 14, 14]);
+        assert_eq!(d.indices, [0, 0, 1, 2, 0, 1, 1]);
+        let (data, ends) = d.expand();
+        assert_eq!(data, b"warmupwarmupmeasuredwarmupmeasuredmeasured");
+        assert_eq!(ends, [6, 12, 20, 20, 26, 34, 42]);
+        // A number is refused; clearing empties the entries too.
+        assert!(b.push(phase, Cell::Int(1)).is_err());
+        b.clear();
+        let Values::Dict(d) = &b.columns[phase].values else {
+            panic!("not a dictionary");
+        };
+        assert!(d.data.is_empty() && d.ends.is_empty() && d.indices.is_empty());
+        // The other tables keep text as text.
+        assert!(matches!(
+            Batch::new(&CASES).columns[1].values,
+            Values::Text { .. }
+        ));
     }
 
     #[test]

@@ -123,12 +123,39 @@ pub enum Input<'a> {
     Int(&'a [i64]),
     Real(&'a [f64]),
     Text(Text<'a>),
+    /// A column kept as a dictionary (`columnar::Dict`): its entries (at
+    /// most [`dictionary_fits`] allows) and each defined row's index.
+    Dict {
+        entries: Text<'a>,
+        indices: &'a [u32],
+    },
+}
+
+/// Whether a dictionary of `entries` values of `bytes` bytes in all fits
+/// a dictionary page (else its chunk is written PLAIN).
+pub fn dictionary_fits(entries: usize, bytes: usize) -> bool {
+    entries
+        .saturating_mul(4)
+        .saturating_add(bytes)
+        .le(&DICTIONARY_BYTES)
 }
 
 impl<'a> Input<'a> {
     /// The column's values; text as given (already UTF-8).
+    /// A dictionary column's `text` is its entries, else its values.
     pub fn of(col: &'a Column, text: Option<(&'a [u8], &'a [usize])>) -> Input<'a> {
         match (&col.values, text) {
+            (Values::Dict(d), Some((data, ends))) => Input::Dict {
+                entries: Text { data, ends },
+                indices: &d.indices,
+            },
+            (Values::Dict(d), None) => Input::Dict {
+                entries: Text {
+                    data: &d.data,
+                    ends: &d.ends,
+                },
+                indices: &d.indices,
+            },
             (_, Some((data, ends))) => Input::Text(Text { data, ends }),
             (Values::Int(v), None) => Input::Int(v),
             (Values::Real(v), None) => Input::Real(v),
@@ -141,8 +168,25 @@ impl<'a> Input<'a> {
             Input::Int(v) => v.len(),
             Input::Real(v) => v.len(),
             Input::Text(t) => t.ends.len(),
+            Input::Dict { indices, .. } => indices.len(),
         }
     }
+}
+
+/// The bytes of the values `indices` name among `entries`.
+fn indexed_bytes(entries: &Text<'_>, indices: &[u32]) -> i64 {
+    let len = |k: usize| {
+        let start = if k == 0 {
+            Some(&0)
+        } else {
+            entries.ends.get(k - 1)
+        };
+        match (start, entries.ends.get(k)) {
+            (Some(&s), Some(&e)) => e.saturating_sub(s) as i64,
+            _ => 0,
+        }
+    };
+    indices.iter().map(|&i| len(i as usize)).sum()
 }
 
 /// Buffers kept by a writing thread from chunk to chunk.
@@ -670,6 +714,12 @@ fn encode_with(
     let dictionary = match input {
         // All NULL, an empty dictionary, as the crate writes it.
         Input::Text(t) if plan.dictionary => intern(s, t),
+        // Interned as the batch was filled: its entries in order.
+        Input::Dict { entries, .. } => {
+            s.entries.clear();
+            s.entries.extend(0..entries.ends.len() as u32);
+            true
+        }
         _ => false,
     };
 
@@ -693,7 +743,14 @@ fn encode_with(
         };
         let mut unencoded_total: Option<i64> = None;
         match input {
-            Input::Text(t) if dictionary => {
+            Input::Text(_) | Input::Dict { .. } if dictionary => {
+                let (t, indices, bytes) = match input {
+                    Input::Dict { entries, indices } => {
+                        (entries, *indices, indexed_bytes(entries, indices))
+                    }
+                    Input::Text(t) => (t, &s.indices[..], t.data.len() as i64),
+                    _ => return Err(general("a dictionary of numbers")),
+                };
                 // The dictionary page: its entries PLAIN.
                 page.clear();
                 for &k in &s.entries {
@@ -713,8 +770,7 @@ fn encode_with(
                 levels(&mut page, defined);
                 let width = bit_width((s.entries.len() as u32).saturating_sub(1));
                 page.push(width);
-                hybrid(&mut page, &s.indices, width);
-                let bytes = t.data.len() as i64;
+                hybrid(&mut page, indices, width);
                 chunk.write(&page, false, rows, Encoding::RLE_DICTIONARY, 0, bytes)?;
                 unencoded_total = Some(bytes);
                 encodings.push(Encoding::RLE_DICTIONARY);
@@ -755,6 +811,8 @@ fn encode_with(
                     count: spans.len() as i32,
                 });
             }
+            // Always interned above.
+            Input::Dict { .. } => return Err(general("a dictionary column without its entries")),
             Input::Int(v) => {
                 // One page: the levels, then the values DELTA_BINARY_PACKED.
                 page.clear();
@@ -842,6 +900,9 @@ fn encode_with(
             Input::Text(t) if dictionary => {
                 text_stats(s.entries.iter().map(|&k| t.value(k as usize)), nulls)
             }
+            Input::Dict { entries, .. } => {
+                text_stats((0..entries.ends.len()).map(|k| entries.value(k)), nulls)
+            }
             Input::Text(t) => text_stats((0..t.ends.len()).map(|k| t.value(k)), nulls),
         };
         builder = builder
@@ -855,7 +916,8 @@ fn encode_with(
     let metadata = builder.build()?;
     let bytes = sink.into_inner()?;
     // The crate counts a page's text bytes only where it keeps statistics.
-    let unencoded = (plan.statistics && matches!(input, Input::Text(_))).then_some(unencoded);
+    let text = matches!(input, Input::Text(_) | Input::Dict { .. });
+    let unencoded = (plan.statistics && text).then_some(unencoded);
     let close = ColumnCloseResult {
         bytes_written: bytes.len() as u64,
         rows_written: rows as u64,

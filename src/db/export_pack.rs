@@ -443,15 +443,21 @@ where
             Some(_) => return Ok(None),
         };
         let mut scratch = Scratch::default();
-        let decoded = segment.rows(|p, _| {
+        let decoded = segment.rows(|p, changed| {
             // The row's other columns: seq, then the narrow read's.
             let mut rest_row = [ValueRef::Null; REST.len() + 1];
+            // Which of them may differ from the row before's (bit k: the
+            // narrow read's column k, after seq): read from the table, any.
+            let mut rest_changed = u64::MAX;
             let t;
             if let Some(c) = rest_cursor.as_mut() {
                 // The packed row of the same table row.
-                if !matches!(c.step(), Ok(Some(_))) {
-                    unserved = true;
-                    return false;
+                match c.step() {
+                    Ok(Some(bits)) => rest_changed = bits,
+                    _ => {
+                        unserved = true;
+                        return false;
+                    }
                 }
                 let r = c.row();
                 rest_row[0] = p.get(lay.seq);
@@ -495,8 +501,8 @@ where
                 &lay,
                 run_id,
                 run_started,
-                &p,
-                &rest_row,
+                (&p, changed),
+                (&rest_row, rest_changed),
                 &mut scratch,
             )
             .is_err()
@@ -917,16 +923,22 @@ struct Scratch {
     stamps: Stamps,
 }
 
-/// Puts one row into `batch` (every column; the caller ends the row).
+/// Puts one row into `batch` (every column; the caller ends the row): the
+/// pack's row and the rest's, each with its bits of the columns that may
+/// differ from the row before's ([`pack::Segment::rows`]).
 fn push_row(
     batch: &mut Batch,
     lay: &Layout,
     run_id: &str,
     run_started: Option<i64>,
-    p: &pack::Row<'_>,
-    rest: &[ValueRef<'_>; REST.len() + 1],
+    (p, changed): (&pack::Row<'_>, u64),
+    (rest, rest_changed): (&[ValueRef<'_>; REST.len() + 1], u64),
     scratch: &mut Scratch,
 ) -> Result<(), Unserved> {
+    // A text value the pack marks as the row before's goes in as a repeat
+    // (a dictionary column then takes the row before's index without
+    // comparing the bytes).
+    let same = |bits: u64, k: usize| k < 64 && bits & (1 << k) == 0;
     let Scratch { owned, stamps } = scratch;
     let ns = |i: usize| instant(p.get(i));
     let intended = ns(lay.intended)?;
@@ -943,6 +955,10 @@ fn push_row(
             // Text goes in as its bytes: the writer checks them a column
             // at a time.
             Src::Pack(k) => match p.get(k) {
+                ValueRef::Text(b) if same(changed, k) => {
+                    batch.push_repeat(i, b).map_err(|_| Unserved)?;
+                    continue;
+                }
                 ValueRef::Text(b) => {
                     batch.push_bytes(i, b).map_err(|_| Unserved)?;
                     continue;
@@ -951,6 +967,11 @@ fn push_row(
             },
             Src::PackInt(k) => p.int(k).map_or(Cell::Null, Cell::Int),
             Src::Rest(k) => match rest.get(k).copied().ok_or(Unserved)? {
+                // `rest` holds seq first: the narrow read's column k - 1.
+                ValueRef::Text(b) if k > 0 && same(rest_changed, k - 1) => {
+                    batch.push_repeat(i, b).map_err(|_| Unserved)?;
+                    continue;
+                }
                 ValueRef::Text(b) => {
                     batch.push_bytes(i, b).map_err(|_| Unserved)?;
                     continue;
@@ -1094,6 +1115,9 @@ mod tests {
                     }
                     (Values::Text { data: p, ends: e }, Values::Text { data: q, ends: f }) => {
                         assert!(p == q && e == f, "{run}: {name}")
+                    }
+                    (Values::Dict(p), Values::Dict(q)) => {
+                        assert!(p.expand() == q.expand(), "{run}: {name}")
                     }
                     _ => panic!("{run}: {name}: not the same kind"),
                 }
