@@ -27,11 +27,53 @@ use std::time::Duration;
 /// How often the pages written so far are handed to the disk.
 const PERIOD: Duration = Duration::from_millis(50);
 
+/// A thread that does one thing every `period` until dropped; its drop
+/// stops it and waits for it, so what the work holds (descriptors, a
+/// connection) is let go by then.
+struct Every {
+    stop: Option<SyncSender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Every {
+    /// None when the thread cannot start.
+    fn start(
+        name: &str,
+        period: Duration,
+        mut work: impl FnMut() + Send + 'static,
+    ) -> Option<Every> {
+        let (stop, wait) = sync_channel::<()>(1);
+        let thread = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                // Until told to stop (or the sender is gone).
+                while let Err(RecvTimeoutError::Timeout) = wait.recv_timeout(period) {
+                    work();
+                }
+            })
+            .ok()?;
+        Some(Every {
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Every {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.try_send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
 /// The write-back thread of an ingest's files; stops when dropped, and
 /// closes its descriptors then.
 pub struct Writeback {
-    stop: Option<SyncSender<()>>,
-    thread: Option<JoinHandle<()>>,
+    _thread: Every,
 }
 
 impl Writeback {
@@ -40,41 +82,20 @@ impl Writeback {
     /// looked for again each time. None when the thread cannot start (the
     /// ingest then runs as without it).
     pub fn start(paths: Vec<PathBuf>) -> Option<Self> {
-        let (stop, wait) = sync_channel::<()>(1);
-        let thread = std::thread::Builder::new()
-            .name("stormlog-writeback".into())
-            .spawn(move || {
-                let mut files: Vec<Option<File>> = paths.iter().map(|_| None).collect();
-                // Until told to stop (or the sender is gone): a failed sync
-                // is only a missed head start, the commit syncs anyway.
-                while let Err(RecvTimeoutError::Timeout) = wait.recv_timeout(PERIOD) {
-                    for (file, path) in files.iter_mut().zip(&paths) {
-                        if file.is_none() {
-                            *file = File::open(path).ok();
-                        }
-                        if let Some(f) = file {
-                            let _ = f.sync_data();
-                        }
-                    }
+        let mut files: Vec<Option<File>> = paths.iter().map(|_| None).collect();
+        let every = Every::start("stormlog-writeback", PERIOD, move || {
+            // A failed sync is only a missed head start: the commit syncs
+            // anyway.
+            for (file, path) in files.iter_mut().zip(&paths) {
+                if file.is_none() {
+                    *file = File::open(path).ok();
                 }
-                drop(files);
-            })
-            .ok()?;
-        Some(Writeback {
-            stop: Some(stop),
-            thread: Some(thread),
-        })
-    }
-}
-
-impl Drop for Writeback {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.try_send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+                if let Some(f) = file {
+                    let _ = f.sync_data();
+                }
+            }
+        })?;
+        Some(Writeback { _thread: every })
     }
 }
 
@@ -97,10 +118,9 @@ const CHECKPOINT_PERIOD: Duration = Duration::from_millis(50);
 /// change: a checkpoint syncs the log before it writes into the database
 /// and the database after, whichever connection runs it. The writer's
 /// checkpoints still run, so the log is still restarted from its start
-/// between files.
+/// between files. The connection closes when the checkpointer is dropped.
 pub struct Checkpointer {
-    stop: Option<SyncSender<()>>,
-    thread: Option<JoinHandle<()>>,
+    _thread: Every,
 }
 
 impl Checkpointer {
@@ -117,33 +137,12 @@ impl Checkpointer {
         // As the writer: a checkpoint syncs the log first and the database
         // after.
         conn.pragma_update(None, "synchronous", "NORMAL").ok()?;
-        let (stop, wait) = sync_channel::<()>(1);
-        let thread = std::thread::Builder::new()
-            .name("stormlog-checkpoint".into())
-            .spawn(move || {
-                while let Err(RecvTimeoutError::Timeout) = wait.recv_timeout(CHECKPOINT_PERIOD) {
-                    // Busy (the writer's own checkpoint) or failed: the
-                    // writer checkpoints anyway; try again next turn.
-                    let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
-                }
-                drop(conn);
-            })
-            .ok()?;
-        Some(Checkpointer {
-            stop: Some(stop),
-            thread: Some(thread),
-        })
-    }
-}
-
-impl Drop for Checkpointer {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.try_send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        let every = Every::start("stormlog-checkpoint", CHECKPOINT_PERIOD, move || {
+            // Busy (the writer's own checkpoint) or failed: the writer
+            // checkpoints anyway; try again next turn.
+            let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+        })?;
+        Some(Checkpointer { _thread: every })
     }
 }
 
