@@ -326,7 +326,7 @@ pub struct Dict {
 impl Dict {
     /// Entry `k`'s bytes.
     #[inline]
-    pub fn entry(&self, k: usize) -> &[u8] {
+    fn entry(&self, k: usize) -> &[u8] {
         let start = if k == 0 { 0 } else { self.ends[k - 1] };
         &self.data[start..self.ends[k]]
     }
@@ -368,14 +368,22 @@ impl Dict {
     /// Each defined row's value end to end, and their ends (as
     /// [`Values::Text`] holds them).
     pub fn expand(&self) -> (Vec<u8>, Vec<usize>) {
-        let mut data = Vec::new();
-        let mut ends = Vec::with_capacity(self.indices.len());
-        for &i in &self.indices {
-            data.extend_from_slice(self.entry(i as usize));
-            ends.push(data.len());
-        }
-        (data, ends)
+        expand(&self.data, &self.ends, &self.indices)
     }
+}
+
+/// The values `indices` name among the entries `data`/`ends` (entry `k`
+/// ends at `ends[k]`), end to end, and their ends.
+pub fn expand(data: &[u8], ends: &[usize], indices: &[u32]) -> (Vec<u8>, Vec<usize>) {
+    let mut out = Vec::new();
+    let mut out_ends = Vec::with_capacity(indices.len());
+    for &i in indices {
+        let k = i as usize;
+        let start = if k == 0 { 0 } else { ends[k - 1] };
+        out.extend_from_slice(&data[start..ends[k]]);
+        out_ends.push(out.len());
+    }
+    (out, out_ends)
 }
 
 impl Values {

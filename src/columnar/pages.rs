@@ -123,8 +123,9 @@ pub enum Input<'a> {
     Int(&'a [i64]),
     Real(&'a [f64]),
     Text(Text<'a>),
-    /// A column kept as a dictionary (`columnar::Dict`): its entries (at
-    /// most [`dictionary_fits`] allows) and each defined row's index.
+    /// A column kept as a dictionary (`columnar::Dict`): its entries and
+    /// each defined row's index ([`encode`] writes one too big for a
+    /// dictionary page PLAIN).
     Dict {
         entries: Text<'a>,
         indices: &'a [u32],
@@ -133,7 +134,7 @@ pub enum Input<'a> {
 
 /// Whether a dictionary of `entries` values of `bytes` bytes in all fits
 /// a dictionary page (else its chunk is written PLAIN).
-pub fn dictionary_fits(entries: usize, bytes: usize) -> bool {
+fn dictionary_fits(entries: usize, bytes: usize) -> bool {
     entries
         .saturating_mul(4)
         .saturating_add(bytes)
@@ -175,18 +176,10 @@ impl<'a> Input<'a> {
 
 /// The bytes of the values `indices` name among `entries`.
 fn indexed_bytes(entries: &Text<'_>, indices: &[u32]) -> i64 {
-    let len = |k: usize| {
-        let start = if k == 0 {
-            Some(&0)
-        } else {
-            entries.ends.get(k - 1)
-        };
-        match (start, entries.ends.get(k)) {
-            (Some(&s), Some(&e)) => e.saturating_sub(s) as i64,
-            _ => 0,
-        }
-    };
-    indices.iter().map(|&i| len(i as usize)).sum()
+    indices
+        .iter()
+        .map(|&i| entries.value(i as usize).len() as i64)
+        .sum()
 }
 
 /// Buffers kept by a writing thread from chunk to chunk.
@@ -257,7 +250,21 @@ pub fn encode(
     input: &Input<'_>,
     plan: Plan,
 ) -> Result<(Bytes, ColumnCloseResult)> {
-    with_scratch(|s| encode_with(s, descr, defined, input, plan))
+    with_scratch(|s| match input {
+        // Too big for a dictionary page: PLAIN, as its values (as a text
+        // column past its dictionary's room is written).
+        Input::Dict { entries, indices }
+            if !dictionary_fits(entries.ends.len(), entries.data.len()) =>
+        {
+            let (data, ends) = super::expand(entries.data, entries.ends, indices);
+            let values = Input::Text(Text {
+                data: &data,
+                ends: &ends,
+            });
+            encode_with(s, descr, defined, &values, plan)
+        }
+        _ => encode_with(s, descr, defined, input, plan),
+    })
 }
 
 /// A dictionary of a text column: each defined value's index in
@@ -710,17 +717,22 @@ fn encode_with(
     }
     let nulls = (rows - defined_count) as u64;
 
-    // A dictionary for a repeating text column with values.
-    let dictionary = match input {
-        // All NULL, an empty dictionary, as the crate writes it.
-        Input::Text(t) if plan.dictionary => intern(s, t),
+    // The chunk's dictionary, if it has one: the text its entries are read
+    // from (value `s.entries[k]` is entry k), each row's entry and the
+    // values' bytes.
+    let dict: Option<(&Text<'_>, &[u32], i64)> = match input {
         // Interned as the batch was filled: its entries in order.
-        Input::Dict { entries, .. } => {
+        Input::Dict { entries, indices } => {
             s.entries.clear();
             s.entries.extend(0..entries.ends.len() as u32);
-            true
+            Some((entries, *indices, indexed_bytes(entries, indices)))
         }
-        _ => false,
+        // A repeating text column (all NULL: an empty dictionary, as the
+        // crate writes it).
+        Input::Text(t) if plan.dictionary && intern(s, t) => {
+            Some((t, &s.indices, t.data.len() as i64))
+        }
+        _ => None,
     };
 
     let mut chunk_buf = std::mem::take(&mut s.chunk);
@@ -742,15 +754,8 @@ fn encode_with(
             unencoded: Vec::with_capacity(1),
         };
         let mut unencoded_total: Option<i64> = None;
-        match input {
-            Input::Text(_) | Input::Dict { .. } if dictionary => {
-                let (t, indices, bytes) = match input {
-                    Input::Dict { entries, indices } => {
-                        (entries, *indices, indexed_bytes(entries, indices))
-                    }
-                    Input::Text(t) => (t, &s.indices[..], t.data.len() as i64),
-                    _ => return Err(general("a dictionary of numbers")),
-                };
+        match (dict, input) {
+            (Some((t, indices, bytes)), _) => {
                 // The dictionary page: its entries PLAIN.
                 page.clear();
                 for &k in &s.entries {
@@ -780,7 +785,7 @@ fn encode_with(
                     count: 1,
                 });
             }
-            Input::Text(t) => {
+            (None, Input::Text(t)) => {
                 let mut spans = Vec::with_capacity(1);
                 text_spans(defined, t, &mut spans);
                 let mut total = 0i64;
@@ -812,8 +817,10 @@ fn encode_with(
                 });
             }
             // Always interned above.
-            Input::Dict { .. } => return Err(general("a dictionary column without its entries")),
-            Input::Int(v) => {
+            (None, Input::Dict { .. }) => {
+                return Err(general("a dictionary column without its entries"))
+            }
+            (None, Input::Int(v)) => {
                 // One page: the levels, then the values DELTA_BINARY_PACKED.
                 page.clear();
                 levels(&mut page, defined);
@@ -827,7 +834,7 @@ fn encode_with(
                     count: 1,
                 });
             }
-            Input::Real(v) => {
+            (None, Input::Real(v)) => {
                 // One PLAIN page: the levels, then each value's 8 bytes,
                 // little-endian.
                 page.clear();
@@ -867,10 +874,14 @@ fn encode_with(
         .set_total_uncompressed_size(uncompressed as i64)
         .set_num_values(rows as i64)
         .set_data_page_offset(data_offset.unwrap_or(0) as i64)
-        .set_dictionary_page_offset(dictionary.then_some(0));
+        .set_dictionary_page_offset(dict.map(|_| 0));
     if plan.statistics {
-        let stats = match input {
-            Input::Int(v) => {
+        let stats = match (dict, input) {
+            // A dictionary's entries are the column's distinct values.
+            (Some((t, _, _)), _) => {
+                text_stats(s.entries.iter().map(|&k| t.value(k as usize)), nulls)
+            }
+            (None, Input::Int(v)) => {
                 let mm = min_max_i64(v);
                 Statistics::Int64(
                     ValueStatistics::new(
@@ -883,7 +894,7 @@ fn encode_with(
                     .with_backwards_compatible_min_max(true),
                 )
             }
-            Input::Real(v) => {
+            (None, Input::Real(v)) => {
                 let mm = min_max_f64(v);
                 Statistics::Double(
                     ValueStatistics::new(
@@ -896,14 +907,9 @@ fn encode_with(
                     .with_backwards_compatible_min_max(true),
                 )
             }
-            // A dictionary's entries are the column's distinct values.
-            Input::Text(t) if dictionary => {
-                text_stats(s.entries.iter().map(|&k| t.value(k as usize)), nulls)
+            (None, Input::Text(t) | Input::Dict { entries: t, .. }) => {
+                text_stats((0..t.ends.len()).map(|k| t.value(k)), nulls)
             }
-            Input::Dict { entries, .. } => {
-                text_stats((0..entries.ends.len()).map(|k| entries.value(k)), nulls)
-            }
-            Input::Text(t) => text_stats((0..t.ends.len()).map(|k| t.value(k)), nulls),
         };
         builder = builder
             .set_statistics(stats)

@@ -365,32 +365,17 @@ impl PartWriter {
         let mut group = self.inner.next_row_group().map_err(pq)?;
         let columns = batch.columns.iter().zip(table.columns).zip(descrs);
         for ((col, def), descr) in columns {
-            // A dictionary too big for its page is written PLAIN, as
-            // its values.
-            let expanded;
-            let (values, as_text) = match &col.values {
-                Values::Dict(d) if !pages::dictionary_fits(d.ends.len(), d.data.len()) => {
-                    let (data, ends) = d.expand();
-                    expanded = Values::Text { data, ends };
-                    (&expanded, true)
-                }
-                v => (v, false),
-            };
             // Text made UTF-8: a dictionary's entries, else the values.
-            let text = match values {
+            let text = match &col.values {
                 Values::Text { data, ends } => Some(valid_text(data, ends)),
                 Values::Dict(d) => Some(valid_text(&d.data, &d.ends)),
-                _ => None,
+                Values::Int(_) | Values::Real(_) => None,
             };
             let plan = pages::Plan {
                 dictionary: super::dictionary(table, def),
                 statistics: super::statistics(table, def),
             };
-            let text = text.as_ref().map(|(d, e)| (&**d, &**e));
-            let input = match (as_text, text) {
-                (true, Some((data, ends))) => pages::Input::Text(pages::Text { data, ends }),
-                _ => pages::Input::of(col, text),
-            };
+            let input = pages::Input::of(col, text.as_ref().map(|(d, e)| (&**d, &**e)));
             let (bytes, close) =
                 pages::encode(descr, pages::Defined::of(col), &input, plan).map_err(pq)?;
             group.append_column(&bytes, close).map_err(pq)?;

@@ -923,6 +923,28 @@ struct Scratch {
     stamps: Stamps,
 }
 
+/// Puts a stored text value into column `i` as its bytes (the writer checks
+/// them a column at a time), as a repeat of the row before's where
+/// `repeat`; None when it did, the value itself for the caller to put
+/// otherwise.
+#[inline(always)]
+fn push_text<'v>(
+    batch: &mut Batch,
+    i: usize,
+    v: ValueRef<'v>,
+    repeat: bool,
+) -> Result<Option<ValueRef<'v>>, Unserved> {
+    let ValueRef::Text(b) = v else {
+        return Ok(Some(v));
+    };
+    match repeat {
+        true => batch.push_repeat(i, b),
+        false => batch.push_bytes(i, b),
+    }
+    .map_err(|_| Unserved)?;
+    Ok(None)
+}
+
 /// Puts one row into `batch` (every column; the caller ends the row): the
 /// pack's row and the rest's, each with its bits of the columns that may
 /// differ from the row before's ([`pack::Segment::rows`]).
@@ -952,32 +974,20 @@ fn push_row(
     for (i, src) in lay.sources.iter().enumerate() {
         let c = match *src {
             Src::RunId => Cell::Text(run_id),
-            // Text goes in as its bytes: the writer checks them a column
-            // at a time.
-            Src::Pack(k) => match p.get(k) {
-                ValueRef::Text(b) if same(changed, k) => {
-                    batch.push_repeat(i, b).map_err(|_| Unserved)?;
-                    continue;
-                }
-                ValueRef::Text(b) => {
-                    batch.push_bytes(i, b).map_err(|_| Unserved)?;
-                    continue;
-                }
-                v => cell(v, owned)?,
+            Src::Pack(k) => match push_text(batch, i, p.get(k), same(changed, k))? {
+                Some(v) => cell(v, owned)?,
+                None => continue,
             },
             Src::PackInt(k) => p.int(k).map_or(Cell::Null, Cell::Int),
-            Src::Rest(k) => match rest.get(k).copied().ok_or(Unserved)? {
+            Src::Rest(k) => {
+                let v = rest.get(k).copied().ok_or(Unserved)?;
                 // `rest` holds seq first: the narrow read's column k - 1.
-                ValueRef::Text(b) if k > 0 && same(rest_changed, k - 1) => {
-                    batch.push_repeat(i, b).map_err(|_| Unserved)?;
-                    continue;
+                let repeat = k > 0 && same(rest_changed, k - 1);
+                match push_text(batch, i, v, repeat)? {
+                    Some(v) => cell(v, owned)?,
+                    None => continue,
                 }
-                ValueRef::Text(b) => {
-                    batch.push_bytes(i, b).map_err(|_| Unserved)?;
-                    continue;
-                }
-                v => cell(v, owned)?,
-            },
+            }
             Src::RestInt(k) => match rest.get(k).copied().ok_or(Unserved)? {
                 ValueRef::Integer(x) => Cell::Int(x),
                 _ => Cell::Null,

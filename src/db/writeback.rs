@@ -24,7 +24,8 @@ use std::sync::mpsc::{sync_channel, RecvTimeoutError, SyncSender};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// How often the pages written so far are handed to the disk.
+/// How often the pages written so far are handed to the disk, and the
+/// log's committed pages copied into the database.
 const PERIOD: Duration = Duration::from_millis(50);
 
 /// A thread that does one thing every `period` until dropped; its drop
@@ -99,10 +100,6 @@ impl Writeback {
     }
 }
 
-/// How often the checkpointer copies the log's committed pages into the
-/// database.
-const CHECKPOINT_PERIOD: Duration = Duration::from_millis(50);
-
 /// Background checkpoints of a WAL database while an ingest writes it.
 ///
 /// SQLite checkpoints on the connection that commits: once the log passes
@@ -111,7 +108,7 @@ const CHECKPOINT_PERIOD: Duration = Duration::from_millis(50);
 /// project artifacts into a WAL database wrote 724 MB and read 279 MB on its
 /// writer thread for 250 MB of new pages, about half of it checkpointing,
 /// while the other core waited. A thread of this module runs a PASSIVE
-/// checkpoint on a connection of its own every [`CHECKPOINT_PERIOD`]:
+/// checkpoint on a connection of its own every [`PERIOD`]:
 /// it copies what is committed while the writer goes on (a PASSIVE
 /// checkpoint takes no lock a writer or reader waits for), so the writer's
 /// own checkpoints find little left to copy. What is durable when does not
@@ -137,7 +134,7 @@ impl Checkpointer {
         // As the writer: a checkpoint syncs the log first and the database
         // after.
         conn.pragma_update(None, "synchronous", "NORMAL").ok()?;
-        let every = Every::start("stormlog-checkpoint", CHECKPOINT_PERIOD, move || {
+        let every = Every::start("stormlog-checkpoint", PERIOD, move || {
             // Busy (the writer's own checkpoint) or failed: the writer
             // checkpoints anyway; try again next turn.
             let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
@@ -171,12 +168,12 @@ mod tests {
         .unwrap();
         let size = || std::fs::metadata(&path).unwrap().len();
         let before = size();
-        std::thread::sleep(CHECKPOINT_PERIOD * 2);
+        std::thread::sleep(PERIOD * 2);
         assert_eq!(size(), before, "nothing checkpoints without it");
         let c = Checkpointer::start(&path).expect("a checkpointer");
         let started = std::time::Instant::now();
         while size() < before + 2_000_000 && started.elapsed() < Duration::from_secs(10) {
-            std::thread::sleep(CHECKPOINT_PERIOD);
+            std::thread::sleep(PERIOD);
         }
         drop(c);
         assert!(size() >= before + 2_000_000, "{} -> {}", before, size());
